@@ -1,0 +1,316 @@
+// Package model holds driftwatch's value-free view of the cluster: the records the
+// informer transforms produce and the indexes the detectors query. Nothing in this
+// package ever holds a Secret value: keys are reduced to a byte length and a keyed
+// fingerprint before a record is built.
+package model
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Ref names a namespaced object.
+type Ref struct {
+	Namespace string
+	Name      string
+}
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// KeyInfo is what driftwatch keeps of one Secret key: never the value.
+type KeyInfo struct {
+	Len int
+	// FP is a truncated HMAC-SHA256 of the value under a per-process random key.
+	FP Fingerprint
+	// TrimFP is the fingerprint of the value with surrounding white space removed and
+	// CRLF folded to LF; it lets a comparison say "differs only in white space".
+	TrimFP Fingerprint
+}
+
+// ManagedField summarises one metadata.managedFields entry.
+type ManagedField struct {
+	Manager   string
+	Operation string // Apply or Update
+	Time      time.Time
+	// OwnsData is true when the entry owns f:data or f:stringData (Secrets) or
+	// f:spec (other kinds): a data write, not a metadata-only edit.
+	OwnsData bool
+	// Subresource is "status" for status writes.
+	Subresource string
+}
+
+// OwnerRef is the part of an ownerReference driftwatch uses.
+type OwnerRef struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	UID        string
+	Controller bool
+}
+
+// LastApplied is a value-free summary of a kubectl.kubernetes.io/last-applied-configuration
+// annotation. The annotation may belong to another kind than the object carrying it
+// (ESO copies an ExternalSecret's annotation onto its target Secret), so Kind says
+// what it describes.
+type LastApplied struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	// Secrets: the key names of data and stringData, and fingerprints of the values
+	// the annotation carries (so "does the copy differ from live" can be answered).
+	DataKeys []string
+	DataFPs  map[string]Fingerprint
+	// ExternalSecrets: spec.data entries' secretKey values, in order.
+	SpecDataKeys []string
+	// HasSpecData is true when spec.data is present at all.
+	HasSpecData bool
+	// CreationPolicySet: spec.target.creationPolicy was present in what was applied.
+	CreationPolicySet bool
+	// Size is the annotation's length in bytes.
+	Size int
+	// Err is a parse failure ("" when none); Truncated is true when the annotation
+	// exceeded the parse limit.
+	Err string
+}
+
+// Secret is the value-free record of a Secret.
+type Secret struct {
+	metav1.ObjectMeta
+	Type string
+	Keys map[string]KeyInfo
+	// Owners are the ownerReferences.
+	Owners []OwnerRef
+	// Managers summarises managedFields.
+	Managers    []ManagedField
+	LastApplied *LastApplied
+	// ExpectedKeys is the parsed driftwatch.io/expected-keys annotation.
+	ExpectedKeys    []string
+	ExpectedKeysErr string
+	// Oversized is set when the object exceeded a size limit and was summarised partially.
+	Oversized bool
+}
+
+// SecretVia says how a container reads a Secret.
+type SecretVia string
+
+const (
+	ViaEnv          SecretVia = "env"            // env[].valueFrom.secretKeyRef
+	ViaEnvFrom      SecretVia = "envFrom"        // envFrom[].secretRef
+	ViaVolume       SecretVia = "volume"         // secret volume, refreshed by the kubelet
+	ViaVolumeSub    SecretVia = "volume_subpath" // secret volume mounted with subPath: read once
+	ViaProjected    SecretVia = "projected"      // projected volume source
+	ViaProjectedSub SecretVia = "projected_subpath"
+	ViaImagePull    SecretVia = "imagePullSecret"
+)
+
+// ReadOnce is true for the ways of reading a Secret that capture its data only at
+// container start.
+func (v SecretVia) ReadOnce() bool {
+	switch v {
+	case ViaEnv, ViaEnvFrom, ViaVolumeSub, ViaProjectedSub:
+		return true
+	}
+	return false
+}
+
+// SecretUse is one reference from a pod to a Secret.
+type SecretUse struct {
+	Secret    string
+	Key       string // "" when the whole Secret is referenced (envFrom, volume without items)
+	Optional  bool
+	Via       SecretVia
+	Container string // "" for pod-level uses (volumes not mounted, imagePullSecrets)
+}
+
+// ContainerKind distinguishes init, regular and ephemeral containers.
+type ContainerKind string
+
+const (
+	ContainerRegular   ContainerKind = "container"
+	ContainerInit      ContainerKind = "init"
+	ContainerEphemeral ContainerKind = "ephemeral"
+)
+
+// Container is the part of a container's spec and status driftwatch keeps.
+type Container struct {
+	Name      string
+	Kind      ContainerKind
+	Running   bool
+	StartedAt time.Time // state.running.startedAt; zero when unknown
+}
+
+// Workload names the controller that owns a pod (a Deployment through its
+// ReplicaSet, a StatefulSet, a DaemonSet, a Job, a CronJob through its Job), or the
+// pod itself when it has no owner.
+type Workload struct {
+	Kind string
+	Name string
+}
+
+// Pod is the value-free record of a Pod: its Secret references, start times, SA and
+// owner workload.
+type Pod struct {
+	metav1.ObjectMeta
+	Phase          string
+	ServiceAccount string
+	StartTime      time.Time
+	Workload       Workload
+	Containers     []Container
+	Uses           []SecretUse
+	// ReloadAnnotations lists the Reloader/Wave annotation names present (info only).
+	ReloadAnnotations []string
+}
+
+// ServiceAccount keeps the workload-identity annotations of a ServiceAccount.
+type ServiceAccount struct {
+	metav1.ObjectMeta
+}
+
+// Condition is a status condition.
+type Condition struct {
+	Status             string // True, False, Unknown, or "" when absent
+	Reason             string
+	LastTransitionTime time.Time
+}
+
+// ExternalSecret is the value-free record of an ESO ExternalSecret.
+type ExternalSecret struct {
+	metav1.ObjectMeta
+	APIVersion string
+	// Target is spec.target.name, defaulted to the ExternalSecret's name.
+	Target         string
+	CreationPolicy string // live value (the CRD defaults it to Owner)
+	DeletionPolicy string
+	// DataKeys are spec.data[].secretKey.
+	DataKeys []string
+	// TemplateKeys are the keys spec.target.template renders (template.data keys and
+	// knowable templateFrom keys).
+	TemplateKeys []string
+	// TemplateMergePolicy is spec.target.template.mergePolicy (Replace or Merge).
+	TemplateMergePolicy string
+	// HasTemplate is set when spec.target.template is present.
+	HasTemplate bool
+	// DataFrom counts spec.dataFrom entries; DataFromFind those using find.
+	DataFrom     int
+	DataFromFind int
+	StoreKind    string // SecretStore or ClusterSecretStore
+	StoreName    string
+	// RefreshInterval is spec.refreshInterval; RefreshIntervalSet is false when absent.
+	RefreshInterval    time.Duration
+	RefreshIntervalSet bool
+	Ready              Condition
+	RefreshTime        time.Time
+	Managers           []ManagedField
+	LastApplied        *LastApplied
+	ExpectedKeys       []string
+	ExpectedKeysErr    string
+	DecodeErr          string
+}
+
+// ExpectedTargetKeys is every key the ExternalSecret itself says its target holds.
+func (e *ExternalSecret) ExpectedTargetKeys() []string {
+	return unionSorted(e.DataKeys, e.TemplateKeys)
+}
+
+// SecretStore is the value-free record of a SecretStore or ClusterSecretStore.
+type SecretStore struct {
+	metav1.ObjectMeta
+	APIVersion string
+	StoreKind  string // SecretStore or ClusterSecretStore
+	Provider   string // aws, azurekv, gcpsm, vault, fake, ...
+	// AuthSA is the ServiceAccount the provider authenticates as, when the store names one.
+	AuthSA *Ref
+	// AuthType: "workload_identity", "jwt", "ambient", "static", "" (unknown)
+	AuthType string
+	// ClientIDSet: Azure clientId given in the store itself.
+	ClientIDSet bool
+	Ready       Condition
+	DecodeErr   string
+}
+
+// HelmExpectation is one object of a Helm release's rendered manifest that names
+// Secret keys.
+type HelmExpectation struct {
+	Kind      string // Secret or ExternalSecret
+	Namespace string
+	Name      string
+	// Target is the Secret an ExternalSecret writes (its name when unset).
+	Target string
+	Keys   []string
+	// SpecDataKeys for ExternalSecrets: spec.data[].secretKey in order.
+	SpecDataKeys []string
+}
+
+// HelmRelease is a deployed Helm release's value-free summary.
+type HelmRelease struct {
+	metav1.ObjectMeta
+	Release      string
+	Revision     int
+	Status       string
+	Expectations []HelmExpectation
+	DecodeErr    string
+}
+
+// IgnoreDifference is one spec.ignoreDifferences entry of an Argo CD Application.
+type IgnoreDifference struct {
+	Group             string
+	Kind              string
+	Name              string
+	Namespace         string
+	JSONPointers      []string
+	JQPathExpressions []string
+}
+
+// ArgoApp is the value-free record of an Argo CD Application.
+type ArgoApp struct {
+	metav1.ObjectMeta
+	IgnoreDifferences        []IgnoreDifference
+	RespectIgnoreDifferences bool
+	SyncStatus               string // Synced, OutOfSync, Unknown
+	OperationPhase           string // Succeeded, Failed, Error, Running
+	OperationFinishedAt      time.Time
+	DestinationNamespace     string
+	Resources                []ArgoResource
+	DecodeErr                string
+}
+
+// ArgoResource is an entry of an Application's status.resources.
+type ArgoResource struct {
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+	Status    string
+}
+
+// Every record is a runtime.Object so the informer machinery (keys, DeltaFIFO,
+// DeletedFinalStateUnknown) handles it like any API object.
+var (
+	_ runtime.Object = (*Secret)(nil)
+	_ runtime.Object = (*Pod)(nil)
+	_ runtime.Object = (*ServiceAccount)(nil)
+	_ runtime.Object = (*ExternalSecret)(nil)
+	_ runtime.Object = (*SecretStore)(nil)
+	_ runtime.Object = (*HelmRelease)(nil)
+	_ runtime.Object = (*ArgoApp)(nil)
+)
+
+func (*Secret) GetObjectKind() schema.ObjectKind         { return schema.EmptyObjectKind }
+func (*Pod) GetObjectKind() schema.ObjectKind            { return schema.EmptyObjectKind }
+func (*ServiceAccount) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (*ExternalSecret) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (*SecretStore) GetObjectKind() schema.ObjectKind    { return schema.EmptyObjectKind }
+func (*HelmRelease) GetObjectKind() schema.ObjectKind    { return schema.EmptyObjectKind }
+func (*ArgoApp) GetObjectKind() schema.ObjectKind        { return schema.EmptyObjectKind }
+
+// Records are immutable once built: a "deep copy" is the same pointer.
+func (s *Secret) DeepCopyObject() runtime.Object         { return s }
+func (p *Pod) DeepCopyObject() runtime.Object            { return p }
+func (s *ServiceAccount) DeepCopyObject() runtime.Object { return s }
+func (e *ExternalSecret) DeepCopyObject() runtime.Object { return e }
+func (s *SecretStore) DeepCopyObject() runtime.Object    { return s }
+func (h *HelmRelease) DeepCopyObject() runtime.Object    { return h }
+func (a *ArgoApp) DeepCopyObject() runtime.Object        { return a }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the real components the end-to-end tests run (etcd, kube-apiserver,
+# kube-controller-manager, kubectl, the ESO controller, helm) into a cache folder
+# outside the work tree, keyed on each tool module's go.mod + go.sum, and
+# installs Prometheus, promtool and Alertmanager from Debian when they are absent.
+# A rerun with the same keys costs seconds. Prints the bin folder on stdout's last line.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${DRIFTWATCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/driftwatch}
+bin="$cache/bin"
+mkdir -p "$bin"
+log() { echo "tools: $*" >&2; }
+
+key() { cat "$@" | sha256sum | cut -c1-16; }
+
+# build_tool MODULE_DIR NAME PACKAGE [extra go build flags...]
+build_tool() {
+  local dir=$1 name=$2 pkg=$3; shift 3
+  local k; k=$(key "$here/$dir/go.mod" "$here/$dir/go.sum")
+  local stamp="$bin/.$name.key"
+  if [ -x "$bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$k" ]; then
+    log "$name up to date ($k)"; return
+  fi
+  log "building $name from $pkg (key $k)..."
+  local t0=$SECONDS
+  (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath "$@" -o "$bin/$name.tmp" "$pkg")
+  mv "$bin/$name.tmp" "$bin/$name"
+  echo "$k" > "$stamp"
+  log "built $name in $((SECONDS - t0))s"
+}
+
+kver=v1.37.2
+kldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kver -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/client-go/pkg/version.gitVersion=$kver"
+
+build_tool etcd etcd go.etcd.io/etcd/server/v3 -ldflags "-s -w"
+build_tool kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$kldflags"
+build_tool kube kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "$kldflags"
+build_tool kube kubectl k8s.io/kubernetes/cmd/kubectl -ldflags "$kldflags"
+# The binary must be named external-secrets: ESO derives its field-manager names from it.
+build_tool eso external-secrets github.com/external-secrets/external-secrets -ldflags "-s -w"
+build_tool helm helm helm.sh/helm/v3/cmd/helm -ldflags "-s -w"
+
+# Prometheus 2.42 (+promtool) and Alertmanager 0.25 from Debian.
+if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
+  log "installing prometheus and alertmanager from Debian..."
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >&2
+  # The packages start services on some systems; the tests start their own.
+  pkill -x prometheus 2>/dev/null || true
+  pkill -x prometheus-alertmanager 2>/dev/null || true
+fi
+for t in prometheus promtool prometheus-alertmanager; do ln -sf "$(command -v $t)" "$bin/$t"; done
+
+# ESO's CRDs and Argo CD's Application CRD, from the modules' own sources.
+eso_dir=$(cd "$here/eso" && go list -m -f '{{.Dir}}' github.com/external-secrets/external-secrets)
+mkdir -p "$cache/crds"
+cp -f "$eso_dir/deploy/crds/bundle.yaml" "$cache/crds/eso-bundle.yaml"
+chmod 644 "$cache/crds/"*.yaml
+echo "$bin"
