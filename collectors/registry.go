@@ -1,0 +1,136 @@
+package collectors
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	d := prometheus.NewDesc(name, help, labels, nil)
+	allFindingDescs = append(allFindingDescs, d)
+	return d
+}
+
+var allFindingDescs []*prometheus.Desc
+
+var (
+	descMissingKey = newDesc("driftwatch_secret_missing_key",
+		"1 for each key an expectation names that the Secret lacks.", "namespace", "secret", "key", "source")
+	descMissingKeys = newDesc("driftwatch_secret_missing_keys",
+		"Number of expected keys the Secret lacks, per expectation source.", "namespace", "secret", "source")
+	descAbsent = newDesc("driftwatch_secret_absent",
+		"1 when a Secret that an expectation names does not exist.", "namespace", "secret", "source")
+	descMissingConsumer = newDesc("driftwatch_secret_missing_key_consumer_pods",
+		"Pods of a workload that expect keys the Secret lacks (or the Secret itself, when absent).", "namespace", "secret", "workload_kind", "workload")
+	descReadyButShort = newDesc("driftwatch_externalsecret_ready_but_short",
+		"Expected keys missing from the target of an ExternalSecret that reports Ready=True.", "namespace", "externalsecret", "secret", "reason")
+	descNotReady = newDesc("driftwatch_externalsecret_not_ready",
+		"1 when an ExternalSecret's Ready condition is False or Unknown.", "namespace", "externalsecret", "reason")
+	descSyncAge = newDesc("driftwatch_externalsecret_sync_age_seconds",
+		"Seconds since the ExternalSecret's status.refreshTime.", "namespace", "externalsecret")
+	descSyncOverdue = newDesc("driftwatch_externalsecret_sync_overdue",
+		"1 when the sync age exceeds the configured multiple of refreshInterval.", "namespace", "externalsecret")
+	descStoreNotReady = newDesc("driftwatch_secretstore_not_ready",
+		"1 when a SecretStore or ClusterSecretStore is not Ready.", "namespace", "kind", "store", "reason")
+	descConsumerInfo = newDesc("driftwatch_secret_consumer_info",
+		"Inventory: a workload consumes a Secret, written by an ExternalSecret from a store (empty when none).",
+		"namespace", "secret", "workload_kind", "workload", "externalsecret", "store_kind", "store")
+	descConsumerPods = newDesc("driftwatch_secret_consumer_pods",
+		"Inventory: running pods of a workload that consume a Secret.", "namespace", "secret", "workload_kind", "workload")
+)
+
+func (f *Findings) registry() []detector {
+	return []detector{
+		{name: "missing_keys", requires: []model.Resource{model.ResSecrets}, emit: emitMissingKeys},
+		{name: "ready_but_short", requires: []model.Resource{model.ResSecrets, model.ResExternalSecrets}, emit: emitReadyButShort},
+		{name: "sync_health", requires: []model.Resource{model.ResExternalSecrets}, emit: emitSyncHealth},
+		{name: "inventory", requires: []model.Resource{model.ResPods}, emit: emitInventory},
+	}
+}
+
+func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	res := detect.MissingKeys(v, a)
+	type sk struct{ ns, secret, src string }
+	counts := map[sk]int{}
+	var order []sk
+	type ck struct{ ns, secret, kind, name string }
+	consumers := map[ck]int{}
+	var corder []ck
+	addConsumers := func(ns, secret string, cs []detect.Consumer) {
+		for _, c := range cs {
+			if c.Pods == 0 {
+				continue
+			}
+			k := ck{ns, secret, c.Kind, c.Name}
+			if _, ok := consumers[k]; !ok {
+				corder = append(corder, k)
+			}
+			if c.Pods > consumers[k] {
+				consumers[k] = c.Pods
+			}
+		}
+	}
+	for _, m := range res.Missing {
+		if !e.cfg.NoKeyLabel {
+			e.gauge(descMissingKey, 1, m.Namespace, m.Secret, m.Key, string(m.Source))
+		}
+		k := sk{m.Namespace, m.Secret, string(m.Source)}
+		if _, ok := counts[k]; !ok {
+			order = append(order, k)
+		}
+		counts[k]++
+		addConsumers(m.Namespace, m.Secret, m.Consumers)
+	}
+	for _, k := range order {
+		e.gauge(descMissingKeys, float64(counts[k]), k.ns, k.secret, k.src)
+	}
+	for _, ab := range res.Absent {
+		e.gauge(descAbsent, 1, ab.Namespace, ab.Secret, string(ab.Source))
+		addConsumers(ab.Namespace, ab.Secret, ab.Consumers)
+	}
+	for _, k := range corder {
+		e.gauge(descMissingConsumer, float64(consumers[k]), k.ns, k.secret, k.kind, k.name)
+	}
+}
+
+func emitReadyButShort(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, r := range detect.ReadyButShortES(v, a) {
+		e.gauge(descReadyButShort, float64(r.Missing), r.Namespace, r.ExternalSecret, r.Secret, r.Reason)
+	}
+}
+
+func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Time) {
+	res := detect.SyncHealth(v, a, now, e.cfg.OverdueFactor)
+	for _, n := range res.NotReady {
+		e.gauge(descNotReady, 1, n.Namespace, n.ExternalSecret, n.Reason)
+	}
+	for _, s := range res.Ages {
+		e.gauge(descSyncAge, s.Age.Seconds(), s.Namespace, s.ExternalSecret)
+		if s.Overdue {
+			e.gauge(descSyncOverdue, 1, s.Namespace, s.ExternalSecret)
+		}
+	}
+	for _, s := range res.Stores {
+		e.gauge(descStoreNotReady, 1, s.Namespace, s.Kind, s.Store, s.Reason)
+	}
+}
+
+func emitInventory(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	if !e.cfg.Inventory {
+		return
+	}
+	type pk struct{ ns, secret, kind, name string }
+	seen := map[pk]bool{}
+	for _, c := range detect.Inventory(v, a) {
+		e.gauge(descConsumerInfo, 1, c.Namespace, c.Secret, c.WorkloadKind, c.Workload, c.ExternalSecret, c.StoreKind, c.Store)
+		k := pk{c.Namespace, c.Secret, c.WorkloadKind, c.Workload}
+		if !seen[k] {
+			seen[k] = true
+			e.gauge(descConsumerPods, float64(c.Pods), c.Namespace, c.Secret, c.WorkloadKind, c.Workload)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package collectors
+
+import (
+	"runtime"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// EventSource reports informer event counts per {resource, type}.
+type EventSource interface {
+	EventCounts() map[[2]string]uint64
+}
+
+// BuildInfo identifies the running binary.
+type BuildInfo struct {
+	Version  string
+	Revision string
+}
+
+// Self exports the agent's own health: build, informers, events, model size.
+type Self struct {
+	store  *model.Store
+	health model.Health
+	events EventSource
+	build  BuildInfo
+}
+
+// NewSelf builds the self-metrics collector.
+func NewSelf(store *model.Store, health model.Health, events EventSource, build BuildInfo) *Self {
+	return &Self{store: store, health: health, events: events, build: build}
+}
+
+var (
+	descBuild    = prometheus.NewDesc("driftwatch_build_info", "Build of the running agent.", []string{"version", "revision", "goversion"}, nil)
+	descSynced   = prometheus.NewDesc("driftwatch_informer_synced", "1 when every informer of the resource finished its initial list.", []string{"resource"}, nil)
+	descEnabled  = prometheus.NewDesc("driftwatch_resource_enabled", "1 when the resource's API is served and watched.", []string{"resource", "version"}, nil)
+	descDegraded = prometheus.NewDesc("driftwatch_resource_degraded", "1 when access to a watched resource was lost (403/401): its detectors are paused.", []string{"resource"}, nil)
+	descEvents   = prometheus.NewDesc("driftwatch_informer_events_total", "Informer events handled.", []string{"resource", "type"}, nil)
+	descObjects  = prometheus.NewDesc("driftwatch_model_objects", "Records held in the value-free model.", []string{"resource"}, nil)
+	descHistory  = prometheus.NewDesc("driftwatch_history_secrets", "Secrets with observed-change history.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (s *Self) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descBuild, descSynced, descEnabled, descDegraded, descEvents, descObjects, descHistory} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (s *Self) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, s.build.Version, s.build.Revision, runtime.Version())
+	for _, st := range s.health.States() {
+		r := string(st.Resource)
+		ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, b2f(st.Enabled && st.Synced), r)
+		ch <- prometheus.MustNewConstMetric(descEnabled, prometheus.GaugeValue, b2f(st.Enabled), r, st.Version)
+		ch <- prometheus.MustNewConstMetric(descDegraded, prometheus.GaugeValue, b2f(st.Degraded), r)
+	}
+	if s.events != nil {
+		counts := s.events.EventCounts()
+		keys := make([][2]string, 0, len(counts))
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+		for _, k := range keys {
+			ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(counts[k]), k[0], k[1])
+		}
+	}
+	s.store.Read(func(v model.View) {
+		for r, n := range v.Counts() {
+			ch <- prometheus.MustNewConstMetric(descObjects, prometheus.GaugeValue, float64(n), string(r))
+		}
+		ch <- prometheus.MustNewConstMetric(descHistory, prometheus.GaugeValue, float64(v.History().Len()))
+	})
+}

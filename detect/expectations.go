@@ -1,0 +1,156 @@
+package detect
+
+import (
+	"sort"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// Expectation says that Secret Namespace/Secret must exist and, when Key is set,
+// hold Key.
+type Expectation struct {
+	Namespace string
+	Secret    string
+	Key       string // "" when only the Secret's existence is expected
+	Source    Source
+	// Optional: the consumer tolerates the absence (optional secretKeyRef). Such a
+	// key is still expected: its absence is the silent kind of failure.
+	Optional  bool
+	Consumers []Consumer
+}
+
+type expKey struct {
+	ns, secret, key string
+	source          Source
+}
+
+type expSet struct {
+	m map[expKey]*Expectation
+}
+
+func newExpSet() *expSet { return &expSet{m: map[expKey]*Expectation{}} }
+
+func (s *expSet) add(ns, secret, key string, src Source, optional bool, c Consumer) {
+	k := expKey{ns, secret, key, src}
+	e := s.m[k]
+	if e == nil {
+		e = &Expectation{Namespace: ns, Secret: secret, Key: key, Source: src, Optional: optional}
+		s.m[k] = e
+	} else if !optional {
+		e.Optional = false
+	}
+	for i := range e.Consumers {
+		if e.Consumers[i].Kind == c.Kind && e.Consumers[i].Name == c.Name {
+			e.Consumers[i].Pods += c.Pods
+			return
+		}
+	}
+	e.Consumers = append(e.Consumers, c)
+}
+
+func (s *expSet) list() []Expectation {
+	out := make([]Expectation, 0, len(s.m))
+	for _, e := range s.m {
+		sortConsumers(e.Consumers)
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Secret != b.Secret {
+			return a.Secret < b.Secret
+		}
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		return a.Key < b.Key
+	})
+	return out
+}
+
+// PodActive reports whether a pod still consumes its Secrets (not finished).
+func PodActive(p *model.Pod) bool { return p.Phase != "Succeeded" && p.Phase != "Failed" }
+
+// ESExpectedKeys returns the keys an ExternalSecret writes into its target. With a
+// template that renders data (template.data or templateFrom) and the default
+// mergePolicy Replace, ESO writes only the rendered keys; otherwise spec.data keys
+// and rendered keys.
+func ESExpectedKeys(e *model.ExternalSecret) []string {
+	if e.HasTemplate && len(e.TemplateKeys) > 0 && e.TemplateMergePolicy != "Merge" {
+		return append([]string(nil), e.TemplateKeys...)
+	}
+	return e.ExpectedTargetKeys()
+}
+
+// Expectations gathers every expectation from the sources that are available.
+func Expectations(v model.View, avail model.Availability) []Expectation {
+	set := newExpSet()
+	if avail[model.ResPods] {
+		for _, p := range v.Pods() {
+			if !PodActive(p) {
+				continue
+			}
+			c := Consumer{Kind: p.Workload.Kind, Name: p.Workload.Name, Pods: 1}
+			seen := map[expKey]bool{}
+			for _, u := range p.Uses {
+				if u.Key == "" && u.Optional {
+					continue // optional envFrom / volume: the Secret may be absent
+				}
+				k := expKey{p.Namespace, u.Secret, u.Key, SourcePod}
+				if seen[k] {
+					continue // one pod counts once per expectation
+				}
+				seen[k] = true
+				set.add(p.Namespace, u.Secret, u.Key, SourcePod, u.Optional, c)
+			}
+		}
+	}
+	if avail[model.ResExternalSecrets] {
+		for _, e := range v.ExternalSecrets() {
+			if e.DecodeErr != "" || e.Ready.Status == "" {
+				continue // not reconciled yet: ESO has not acted, nothing to expect
+			}
+			c := Consumer{Kind: "ExternalSecret", Name: e.Name}
+			keys := ESExpectedKeys(e)
+			if len(keys) == 0 {
+				set.add(e.Namespace, e.Target, "", SourceExternalSecret, false, c)
+			}
+			for _, k := range keys {
+				set.add(e.Namespace, e.Target, k, SourceExternalSecret, false, c)
+			}
+			for _, k := range e.ExpectedKeys {
+				set.add(e.Namespace, e.Target, k, SourceAnnotation, false, c)
+			}
+		}
+	}
+	if avail[model.ResHelmReleases] {
+		for _, h := range v.DeployedReleases() {
+			c := Consumer{Kind: "HelmRelease", Name: h.Release}
+			for _, x := range h.Expectations {
+				ns := x.Namespace
+				if ns == "" {
+					ns = h.Namespace
+				}
+				target := x.Name
+				if x.Kind == "ExternalSecret" && x.Target != "" {
+					target = x.Target
+				}
+				if len(x.Keys) == 0 {
+					set.add(ns, target, "", SourceHelm, false, c)
+				}
+				for _, k := range x.Keys {
+					set.add(ns, target, k, SourceHelm, false, c)
+				}
+			}
+		}
+	}
+	for _, s := range v.Secrets() {
+		c := Consumer{Kind: "Secret", Name: s.Name}
+		for _, k := range s.ExpectedKeys {
+			set.add(s.Namespace, s.Name, k, SourceAnnotation, false, c)
+		}
+	}
+	return set.list()
+}

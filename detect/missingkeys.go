@@ -1,0 +1,81 @@
+package detect
+
+import (
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// MissingKey is a key an expectation names that its Secret lacks.
+type MissingKey struct {
+	Namespace string
+	Secret    string
+	Key       string
+	Source    Source
+	Optional  bool
+	Consumers []Consumer
+}
+
+// AbsentSecret is a Secret an expectation names that does not exist.
+type AbsentSecret struct {
+	Namespace string
+	Secret    string
+	Source    Source
+	Consumers []Consumer
+}
+
+// MissingKeysResult is the output of the missing-keys detector.
+type MissingKeysResult struct {
+	Missing []MissingKey
+	Absent  []AbsentSecret
+}
+
+// MissingKeys compares every expectation with the Secrets that exist. It needs the
+// Secret cache; without it nothing can be judged and nothing is reported.
+func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
+	var res MissingKeysResult
+	if !avail[model.ResSecrets] {
+		return res
+	}
+	absent := map[expKey]int{}
+	for _, e := range Expectations(v, avail) {
+		s, ok := v.Secret(e.Namespace, e.Secret)
+		if !ok {
+			k := expKey{e.Namespace, e.Secret, "", e.Source}
+			if i, dup := absent[k]; dup {
+				res.Absent[i].Consumers = mergeConsumers(res.Absent[i].Consumers, e.Consumers)
+				continue
+			}
+			absent[k] = len(res.Absent)
+			res.Absent = append(res.Absent, AbsentSecret{Namespace: e.Namespace, Secret: e.Secret, Source: e.Source,
+				Consumers: append([]Consumer(nil), e.Consumers...)})
+			continue
+		}
+		if e.Key == "" {
+			continue
+		}
+		if _, has := s.Keys[e.Key]; !has {
+			res.Missing = append(res.Missing, MissingKey{Namespace: e.Namespace, Secret: e.Secret, Key: e.Key,
+				Source: e.Source, Optional: e.Optional, Consumers: e.Consumers})
+		}
+	}
+	return res
+}
+
+func mergeConsumers(a, b []Consumer) []Consumer {
+	for _, c := range b {
+		found := false
+		for i := range a {
+			if a[i].Kind == c.Kind && a[i].Name == c.Name {
+				if a[i].Pods < c.Pods {
+					a[i].Pods = c.Pods
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			a = append(a, c)
+		}
+	}
+	sortConsumers(a)
+	return a
+}

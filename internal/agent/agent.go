@@ -1,0 +1,193 @@
+// Package agent wires the informer layer, the model, the collectors and the HTTP
+// server into one runnable agent. cmd/agent parses flags into a Config and calls Run.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/internal/kube"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// Build is set by cmd/agent from -ldflags.
+var Build = dwcollectors.BuildInfo{Version: "dev", Revision: "unknown"}
+
+// Config is everything the agent needs besides its clients.
+type Config struct {
+	Listen            string
+	Namespaces        []string
+	ExcludeNamespaces []string
+	Shard, Shards     int
+	DiscoveryInterval time.Duration
+	Findings          dwcollectors.Config
+	History           model.HistoryOptions
+	Logger            *slog.Logger
+	// OnListen, when set, is called with the bound address (tests, --demo banner).
+	OnListen func(addr string)
+}
+
+// Clients are the API clients the agent reads through.
+type Clients struct {
+	Core      kubernetes.Interface
+	Dynamic   dynamic.Interface
+	Discovery discovery.DiscoveryInterface
+}
+
+// Agent is a running agent's parts, exposed for tests and the check command.
+type Agent struct {
+	Store    *model.Store
+	Manager  *kube.Manager
+	Registry *prometheus.Registry
+	Findings *dwcollectors.Findings
+}
+
+// New builds an agent without starting it.
+func New(c Clients, cfg Config) *Agent {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	store := model.NewStore(model.NewHistory(cfg.History))
+	tr := &kube.Transformer{FP: model.NewFingerprinter(), Logger: log}
+	opts := kube.Options{
+		Namespaces:        cfg.Namespaces,
+		ExcludeNamespaces: cfg.ExcludeNamespaces,
+		DiscoveryInterval: cfg.DiscoveryInterval,
+		Logger:            log,
+	}
+	if cfg.Shards > 1 {
+		opts.NamespaceFilter = ShardFilter(cfg.Shard, cfg.Shards)
+	}
+	mgr := kube.NewManager(c.Core, c.Dynamic, c.Discovery, store, tr, opts)
+	reg := prometheus.NewRegistry()
+	findings := dwcollectors.NewFindings(store, mgr, cfg.Findings)
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		dwcollectors.NewSelf(store, mgr, mgr, Build),
+		findings,
+	)
+	return &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings}
+}
+
+// ShardFilter assigns namespaces to shards by a stable FNV-1a hash, so every join
+// between objects of one namespace stays in one shard.
+func ShardFilter(shard, shards int) func(string) bool {
+	return func(ns string) bool {
+		h := fnv.New32a()
+		h.Write([]byte(ns))
+		return int(h.Sum32()%uint32(shards)) == shard
+	}
+}
+
+// Handler serves /metrics, /healthz and /readyz.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{
+		ErrorHandling:     promhttp.ContinueOnError,
+		EnableOpenMetrics: false,
+	}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if a.Manager.Ready() {
+			_, _ = w.Write([]byte("ok\n"))
+			return
+		}
+		var waiting []string
+		for _, st := range a.Manager.States() {
+			if st.Enabled && !st.Degraded && !st.Synced || st.Reason == "not_started" {
+				waiting = append(waiting, string(st.Resource))
+			}
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "waiting for informers to sync: %s\n", strings.Join(waiting, ","))
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("driftwatch: /metrics /healthz /readyz\n"))
+	})
+	return mux
+}
+
+// Run serves HTTP and runs the informers until ctx ends, then shuts down gracefully.
+func (a *Agent) Run(ctx context.Context, cfg Config) error {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+		close(errc)
+	}()
+	log.Info("serving", "addr", ln.Addr().String(), "metrics", "http://"+ln.Addr().String()+"/metrics")
+	if cfg.OnListen != nil {
+		cfg.OnListen(ln.Addr().String())
+	}
+	mgrDone := make(chan struct{})
+	go func() { a.Manager.Run(ctx); close(mgrDone) }()
+	go a.logWhenReady(ctx, log)
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	<-mgrDone
+	return err
+}
+
+func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	start := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if a.Manager.Ready() {
+				var parts []string
+				for _, st := range a.Manager.States() {
+					if !st.Available() {
+						parts = append(parts, string(st.Resource)+"="+st.Reason)
+					}
+				}
+				log.Info("caches synced; findings are live", "after", time.Since(start).Round(time.Millisecond).String(),
+					"unavailable", strings.Join(parts, ","))
+				return
+			}
+		}
+	}
+}

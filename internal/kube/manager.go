@@ -1,0 +1,567 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/eso"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// HelmReleaseType is the Secret type Helm v3 stores releases in.
+const HelmReleaseType = "helm.sh/release.v1"
+
+// Options configure the informer layer.
+type Options struct {
+	// Namespaces to watch; empty means all.
+	Namespaces []string
+	// ExcludeNamespaces are filtered out server-side.
+	ExcludeNamespaces []string
+	// NamespaceFilter, when set, drops objects of namespaces it rejects (sharding).
+	// Cluster-scoped objects always pass.
+	NamespaceFilter func(ns string) bool
+	// DiscoveryInterval is how often optional APIs and lost permissions are re-checked.
+	DiscoveryInterval time.Duration
+	Logger            *slog.Logger
+	Now               func() time.Time
+}
+
+// Manager runs the informers, keeps the model current and tracks each resource's
+// health.
+type Manager struct {
+	cs    kubernetes.Interface
+	dyn   dynamic.Interface
+	disco discovery.DiscoveryInterface
+	store *model.Store
+	tr    *Transformer
+	opts  Options
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	groups map[model.Resource]*group
+
+	events sync.Map // eventKey → *atomic.Uint64
+}
+
+type group struct {
+	res       model.Resource
+	version   string
+	informers []cache.SharedIndexInformer
+	cancel    context.CancelFunc
+	done      chan struct{}
+	degraded  atomic.Bool
+	reason    atomic.Value // string
+	absent    bool         // optional API not served
+}
+
+type eventKey struct {
+	res model.Resource
+	typ string
+}
+
+// NewManager wires a manager. dyn and disco may be nil, which disables the ESO and
+// Argo CD resources.
+func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.DiscoveryInterface,
+	store *model.Store, tr *Transformer, opts Options) *Manager {
+	if opts.DiscoveryInterval <= 0 {
+		opts.DiscoveryInterval = 30 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Manager{cs: cs, dyn: dyn, disco: disco, store: store, tr: tr, opts: opts, log: opts.Logger,
+		groups: map[model.Resource]*group{}}
+}
+
+// optional API resources and the group/resource names they are served under.
+var optionalAPIs = []struct {
+	res      model.Resource
+	group    string
+	versions []string
+	resource string
+	cluster  bool
+}{
+	{model.ResExternalSecrets, eso.Group, eso.Versions, "externalsecrets", false},
+	{model.ResSecretStores, eso.Group, eso.Versions, "secretstores", false},
+	{model.ResClusterSecretStores, eso.Group, eso.Versions, "clustersecretstores", true},
+	{model.ResApplications, argocd.Group, []string{argocd.Version}, "applications", false},
+}
+
+// Run starts the core informers and the discovery loop and blocks until ctx ends,
+// then stops every informer and waits for them.
+func (m *Manager) Run(ctx context.Context) {
+	m.startCore(ctx)
+	m.discover(ctx)
+	t := time.NewTicker(m.opts.DiscoveryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			m.stopAll()
+			return
+		case <-t.C:
+			m.discover(ctx)
+			m.recheckDegraded(ctx)
+		}
+	}
+}
+
+func (m *Manager) stopAll() {
+	m.mu.Lock()
+	gs := make([]*group, 0, len(m.groups))
+	for _, g := range m.groups {
+		gs = append(gs, g)
+	}
+	m.mu.Unlock()
+	for _, g := range gs {
+		if g.cancel != nil {
+			g.cancel()
+			<-g.done
+		}
+	}
+}
+
+func (m *Manager) namespaces() []string {
+	if len(m.opts.Namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	return m.opts.Namespaces
+}
+
+func (m *Manager) tweak(extraField, label string) func(*metav1.ListOptions) {
+	var fs []string
+	for _, ns := range m.opts.ExcludeNamespaces {
+		fs = append(fs, "metadata.namespace!="+ns)
+	}
+	if extraField != "" {
+		fs = append(fs, extraField)
+	}
+	field := strings.Join(fs, ",")
+	return func(o *metav1.ListOptions) {
+		if field != "" {
+			o.FieldSelector = field
+		}
+		if label != "" {
+			o.LabelSelector = label
+		}
+	}
+}
+
+func (m *Manager) startCore(ctx context.Context) {
+	type core struct {
+		res  model.Resource
+		make func(ns string) cache.SharedIndexInformer
+	}
+	cores := []core{
+		{model.ResSecrets, func(ns string) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+HelmReleaseType, ""))
+		}},
+		{model.ResHelmReleases, func(ns string) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+HelmReleaseType, "owner=helm,status=deployed"))
+		}},
+		{model.ResPods, func(ns string) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredPodInformer(m.cs, ns, 0, nil, m.tweak("", ""))
+		}},
+		{model.ResServiceAccounts, func(ns string) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredServiceAccountInformer(m.cs, ns, 0, nil, m.tweak("", ""))
+		}},
+	}
+	for _, c := range cores {
+		var infs []cache.SharedIndexInformer
+		for _, ns := range m.namespaces() {
+			infs = append(infs, c.make(ns))
+		}
+		m.startGroup(ctx, c.res, "v1", infs)
+	}
+}
+
+func (m *Manager) startGroup(ctx context.Context, res model.Resource, version string, infs []cache.SharedIndexInformer) {
+	g := &group{res: res, version: version, informers: infs, done: make(chan struct{})}
+	g.reason.Store("")
+	gctx, cancel := context.WithCancel(ctx)
+	g.cancel = cancel
+	for _, inf := range infs {
+		if err := inf.SetTransform(m.transformFor(res)); err != nil {
+			m.log.Error("cannot set transform", "resource", res, "err", err)
+		}
+		if err := inf.SetWatchErrorHandlerWithContext(m.watchErrorHandler(g)); err != nil {
+			m.log.Error("cannot set watch error handler", "resource", res, "err", err)
+		}
+		if _, err := inf.AddEventHandler(m.handlerFor(res)); err != nil {
+			m.log.Error("cannot add event handler", "resource", res, "err", err)
+		}
+	}
+	m.mu.Lock()
+	m.groups[res] = g
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, inf := range infs {
+		wg.Add(1)
+		go func() { defer wg.Done(); inf.RunWithContext(gctx) }()
+	}
+	go func() { wg.Wait(); close(g.done) }()
+	m.log.Info("watching", "resource", res, "version", version, "informers", len(infs))
+}
+
+func (m *Manager) transformFor(res model.Resource) cache.TransformFunc {
+	switch res {
+	case model.ResSecrets:
+		return m.tr.Secret
+	case model.ResHelmReleases:
+		return m.tr.HelmRelease
+	case model.ResPods:
+		return m.tr.Pod
+	case model.ResServiceAccounts:
+		return m.tr.ServiceAccount
+	case model.ResExternalSecrets:
+		return m.tr.ExternalSecret
+	case model.ResSecretStores:
+		return m.tr.SecretStore("SecretStore")
+	case model.ResClusterSecretStores:
+		return m.tr.SecretStore("ClusterSecretStore")
+	case model.ResApplications:
+		return m.tr.Application
+	}
+	panic("unknown resource " + string(res))
+}
+
+func (m *Manager) countEvent(res model.Resource, typ string) {
+	k := eventKey{res, typ}
+	v, ok := m.events.Load(k)
+	if !ok {
+		v, _ = m.events.LoadOrStore(k, new(atomic.Uint64))
+	}
+	v.(*atomic.Uint64).Add(1)
+}
+
+// EventCounts returns the informer events seen per resource and type (add, update, delete).
+func (m *Manager) EventCounts() map[[2]string]uint64 {
+	out := map[[2]string]uint64{}
+	m.events.Range(func(k, v any) bool {
+		ek := k.(eventKey)
+		out[[2]string{string(ek.res), ek.typ}] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	return out
+}
+
+type nsGetter interface {
+	GetNamespace() string
+	GetName() string
+}
+
+func (m *Manager) keep(o nsGetter) bool {
+	if m.opts.NamespaceFilter == nil || o.GetNamespace() == "" {
+		return true
+	}
+	return m.opts.NamespaceFilter(o.GetNamespace())
+}
+
+func unwrap(obj any) any {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
+
+func (m *Manager) handlerFor(res model.Resource) cache.ResourceEventHandler {
+	now := m.opts.Now
+	upsert := func(obj any) {
+		switch o := obj.(type) {
+		case *model.Secret:
+			if o.Type == HelmReleaseType || !m.keep(o) {
+				return
+			}
+			m.store.UpsertSecret(o, now())
+		case *model.HelmRelease:
+			if m.keep(o) {
+				m.store.UpsertHelmRelease(o)
+			}
+		case *model.Pod:
+			if m.keep(o) {
+				m.store.UpsertPod(o)
+			}
+		case *model.ServiceAccount:
+			if m.keep(o) {
+				m.store.UpsertServiceAccount(o)
+			}
+		case *model.ExternalSecret:
+			if m.keep(o) {
+				m.store.UpsertExternalSecret(o)
+			}
+		case *model.SecretStore:
+			if m.keep(o) {
+				m.store.UpsertStore(o)
+			}
+		case *model.ArgoApp:
+			if m.keep(o) {
+				m.store.UpsertApp(o)
+			}
+		}
+	}
+	del := func(obj any) {
+		switch o := unwrap(obj).(type) {
+		case *model.Secret:
+			m.store.DeleteSecret(o.Namespace, o.Name)
+		case *model.HelmRelease:
+			m.store.DeleteHelmRelease(o.Namespace, o.Name)
+		case *model.Pod:
+			m.store.DeletePod(o.Namespace, o.Name)
+		case *model.ServiceAccount:
+			m.store.DeleteServiceAccount(o.Namespace, o.Name)
+		case *model.ExternalSecret:
+			m.store.DeleteExternalSecret(o.Namespace, o.Name)
+		case *model.SecretStore:
+			m.store.DeleteStore(o.StoreKind, o.Namespace, o.Name)
+		case *model.ArgoApp:
+			m.store.DeleteApp(o.Namespace, o.Name)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { m.countEvent(res, "add"); upsert(obj) },
+		UpdateFunc: func(_, obj any) { m.countEvent(res, "update"); upsert(obj) },
+		DeleteFunc: func(obj any) { m.countEvent(res, "delete"); del(obj) },
+	}
+}
+
+func (m *Manager) watchErrorHandler(g *group) cache.WatchErrorHandlerWithContext {
+	return func(_ context.Context, _ *cache.Reflector, err error) {
+		switch {
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			if !g.degraded.Swap(true) {
+				g.reason.Store("forbidden")
+				m.log.Warn("access lost: detectors that need this resource are paused", "resource", g.res, "err", err)
+			}
+		case apierrors.IsNotFound(err):
+			m.log.Info("resource not found; re-checking discovery", "resource", g.res)
+		case errors.Is(err, context.Canceled):
+		default:
+			m.log.Debug("watch interrupted; client-go retries", "resource", g.res, "err", err)
+		}
+	}
+}
+
+// recheckDegraded lists one object of each degraded resource; success restores it.
+func (m *Manager) recheckDegraded(ctx context.Context) {
+	m.mu.Lock()
+	var gs []*group
+	for _, g := range m.groups {
+		if g.degraded.Load() {
+			gs = append(gs, g)
+		}
+	}
+	m.mu.Unlock()
+	for _, g := range gs {
+		if err := m.probe(ctx, g); err == nil {
+			g.degraded.Store(false)
+			g.reason.Store("")
+			m.log.Info("access restored", "resource", g.res)
+		}
+	}
+}
+
+func (m *Manager) probe(ctx context.Context, g *group) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	opts := metav1.ListOptions{Limit: 1}
+	ns := m.namespaces()[0]
+	switch g.res {
+	case model.ResSecrets, model.ResHelmReleases:
+		_, err := m.cs.CoreV1().Secrets(ns).List(ctx, opts)
+		return err
+	case model.ResPods:
+		_, err := m.cs.CoreV1().Pods(ns).List(ctx, opts)
+		return err
+	case model.ResServiceAccounts:
+		_, err := m.cs.CoreV1().ServiceAccounts(ns).List(ctx, opts)
+		return err
+	}
+	for _, api := range optionalAPIs {
+		if api.res == g.res {
+			gvr := schema.GroupVersionResource{Group: api.group, Version: strings.TrimPrefix(g.version, api.group+"/"), Resource: api.resource}
+			if api.cluster {
+				ns = ""
+			}
+			_, err := m.dyn.Resource(gvr).Namespace(ns).List(ctx, opts)
+			return err
+		}
+	}
+	return fmt.Errorf("unknown resource %s", g.res)
+}
+
+// discover starts informers for optional APIs that became served and stops those
+// whose API disappeared. A discovery error other than "not found" changes nothing.
+func (m *Manager) discover(ctx context.Context) {
+	if m.disco == nil || m.dyn == nil {
+		m.markAbsentAll()
+		return
+	}
+	served := map[string]map[string]bool{} // group/version → resource names
+	known := map[string]bool{}             // group/versions with a definite answer
+	for _, api := range optionalAPIs {
+		for _, v := range api.versions {
+			gv := api.group + "/" + v
+			if _, done := known[gv]; done {
+				continue
+			}
+			list, err := m.disco.ServerResourcesForGroupVersion(gv)
+			switch {
+			case err == nil:
+				known[gv] = true
+				served[gv] = map[string]bool{}
+				for _, r := range list.APIResources {
+					served[gv][r.Name] = true
+				}
+			case apierrors.IsNotFound(err):
+				known[gv] = true
+			default:
+				m.log.Debug("discovery failed; keeping current state", "groupVersion", gv, "err", err)
+			}
+		}
+	}
+	for _, api := range optionalAPIs {
+		want := ""
+		definite := true
+		for _, v := range api.versions {
+			gv := api.group + "/" + v
+			if !known[gv] {
+				definite = false
+				break
+			}
+			if served[gv][api.resource] {
+				want = v
+				break
+			}
+		}
+		if !definite {
+			continue
+		}
+		m.mu.Lock()
+		g := m.groups[api.res]
+		m.mu.Unlock()
+		cur := ""
+		if g != nil && !g.absent {
+			cur = g.version
+		}
+		if want != "" {
+			want = api.group + "/" + want
+		}
+		if want == cur {
+			if g == nil && want == "" {
+				m.markAbsent(api.res)
+			}
+			continue
+		}
+		if g != nil && g.cancel != nil {
+			g.cancel()
+			<-g.done
+			m.store.ClearResource(api.res)
+		}
+		if want == "" {
+			m.log.Warn("API not served: detectors that need it are disabled", "resource", api.res, "group", api.group)
+			m.markAbsent(api.res)
+			continue
+		}
+		gvr := schema.GroupVersionResource{Group: api.group, Version: strings.TrimPrefix(want, api.group+"/"), Resource: api.resource}
+		var infs []cache.SharedIndexInformer
+		nss := m.namespaces()
+		if api.cluster {
+			nss = []string{metav1.NamespaceAll}
+		}
+		for _, ns := range nss {
+			tw := m.tweak("", "")
+			if api.cluster {
+				tw = func(*metav1.ListOptions) {}
+			}
+			infs = append(infs, dynamicinformer.NewFilteredDynamicInformer(m.dyn, gvr, ns, 0, nil, tw).Informer())
+		}
+		m.startGroup(ctx, api.res, want, infs)
+	}
+}
+
+func (m *Manager) markAbsent(res model.Resource) {
+	g := &group{res: res, absent: true}
+	g.reason.Store("crd_absent")
+	m.mu.Lock()
+	m.groups[res] = g
+	m.mu.Unlock()
+}
+
+func (m *Manager) markAbsentAll() {
+	for _, api := range optionalAPIs {
+		m.mu.Lock()
+		_, ok := m.groups[api.res]
+		m.mu.Unlock()
+		if !ok {
+			m.markAbsent(api.res)
+		}
+	}
+}
+
+// States reports every resource's health.
+func (m *Manager) States() []model.ResourceState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]model.ResourceState, 0, len(model.AllResources))
+	for _, r := range model.AllResources {
+		g := m.groups[r]
+		st := model.ResourceState{Resource: r}
+		switch {
+		case g == nil:
+			st.Reason = "not_started"
+		case g.absent:
+			st.Reason = "crd_absent"
+		default:
+			st.Enabled = true
+			st.Version = g.version
+			st.Synced = true
+			for _, inf := range g.informers {
+				if !inf.HasSynced() {
+					st.Synced = false
+				}
+			}
+			st.Degraded = g.degraded.Load()
+			if r, _ := g.reason.Load().(string); r != "" {
+				st.Reason = r
+			} else if !st.Synced {
+				st.Reason = "not_synced"
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Ready reports whether every enabled resource has synced. A degraded resource
+// (access lost) is not waited for: its detectors are paused and say so.
+func (m *Manager) Ready() bool {
+	for _, st := range m.States() {
+		if st.Reason == "not_started" {
+			return false
+		}
+		if st.Enabled && !st.Degraded && !st.Synced {
+			return false
+		}
+	}
+	return true
+}

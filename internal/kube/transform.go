@@ -1,0 +1,607 @@
+// Package kube connects driftwatch to the apiserver: informers whose transforms turn
+// every object into a value-free model record before anything is cached, discovery
+// of the optional APIs (ESO, Argo CD), and the per-resource health the detectors are
+// gated on.
+package kube
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/eso"
+	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/parse"
+)
+
+// Well-known annotations and labels.
+const (
+	AnnExpectedKeys = "driftwatch.io/expected-keys"
+	AnnCompareWith  = "driftwatch.io/compare-with"
+	AnnLastApplied  = "kubectl.kubernetes.io/last-applied-configuration"
+	LabelESOManaged = "reconcile.external-secrets.io/managed"
+
+	AnnAWSRoleARN     = "eks.amazonaws.com/role-arn"
+	AnnAzureClientID  = "azure.workload.identity/client-id"
+	AnnGKEServiceAcct = "iam.gke.io/gcp-service-account"
+)
+
+// keptAnnotation says which annotations survive the transform. Values of these are
+// configuration, never secret data; ESO's data-hash annotation (a hash of the data)
+// is deliberately not kept.
+func keptAnnotation(k string) bool {
+	switch k {
+	case AnnExpectedKeys, AnnCompareWith, AnnAWSRoleARN, AnnAzureClientID, AnnGKEServiceAcct:
+		return true
+	}
+	return false
+}
+
+func keptLabel(k string) bool {
+	switch k {
+	case LabelESOManaged, "azure.workload.identity/use":
+		return true
+	}
+	return false
+}
+
+// maxKeptValue bounds the annotation values kept in the model.
+const maxKeptValue = 4096
+
+// Transformer turns API objects into model records.
+type Transformer struct {
+	FP *model.Fingerprinter
+	// Logger receives one line per object version that fails to decode.
+	Logger *slog.Logger
+
+	logged sync.Map // uid/resourceVersion → struct{}
+	nlog   atomic.Int64
+}
+
+// maxLogged bounds the memory of "already logged" object versions.
+const maxLogged = 10000
+
+// decodeProblem logs a decode or parse failure once per object version. The error
+// texts come from driftwatch's own parsers and never carry input bytes.
+func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what, err string) {
+	if t.Logger == nil || err == "" {
+		return
+	}
+	k := string(m.UID) + "/" + m.ResourceVersion + "/" + what
+	if _, dup := t.logged.LoadOrStore(k, struct{}{}); dup {
+		return
+	}
+	if t.nlog.Add(1) > maxLogged {
+		t.logged.Clear()
+		t.nlog.Store(0)
+	}
+	t.Logger.Warn("cannot decode part of an object; the rest is kept", "resource", resource,
+		"namespace", m.Namespace, "name", m.Name, "part", what, "err", err)
+}
+
+func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	id := metav1.ObjectMeta{
+		Name:              m.Name,
+		Namespace:         m.Namespace,
+		UID:               m.UID,
+		ResourceVersion:   m.ResourceVersion,
+		CreationTimestamp: m.CreationTimestamp,
+	}
+	for k, v := range m.Annotations {
+		if keptAnnotation(k) {
+			if len(v) > maxKeptValue {
+				v = v[:maxKeptValue]
+			}
+			if id.Annotations == nil {
+				id.Annotations = map[string]string{}
+			}
+			id.Annotations[k] = v
+		}
+	}
+	for k, v := range m.Labels {
+		if keptLabel(k) {
+			if id.Labels == nil {
+				id.Labels = map[string]string{}
+			}
+			id.Labels[k] = v
+		}
+	}
+	return id
+}
+
+func owners(refs []metav1.OwnerReference) []model.OwnerRef {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]model.OwnerRef, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, model.OwnerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name,
+			UID: string(r.UID), Controller: r.Controller != nil && *r.Controller})
+	}
+	return out
+}
+
+// Secret is the transform of the main Secret informer. It is idempotent: a record
+// passes through unchanged.
+func (t *Transformer) Secret(obj any) (any, error) {
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return obj, nil
+	}
+	rec := &model.Secret{
+		ObjectMeta: identity(&s.ObjectMeta),
+		Type:       string(s.Type),
+		Keys:       make(map[string]model.KeyInfo, len(s.Data)),
+		Owners:     owners(s.OwnerReferences),
+		Managers:   parse.ManagedFields(s.ManagedFields, "f:data", "f:stringData"),
+	}
+	for k, v := range s.Data {
+		rec.Keys[k] = t.FP.Key(v)
+		clear(v) // the transform owns the object: wipe the value as soon as it is summarised
+	}
+	for k, v := range s.StringData { // never set on objects read from the apiserver, but be safe
+		rec.Keys[k] = t.FP.Key([]byte(v))
+	}
+	if la, ok := s.Annotations[AnnLastApplied]; ok {
+		rec.LastApplied = parse.LastApplied(la, t.FP)
+		t.decodeProblem("secrets", &s.ObjectMeta, "last-applied", rec.LastApplied.Err)
+	}
+	if ek, ok := s.Annotations[AnnExpectedKeys]; ok {
+		keys, err := parse.ExpectedKeys(ek)
+		rec.ExpectedKeys = keys
+		if err != nil {
+			rec.ExpectedKeysErr = err.Error()
+			t.decodeProblem("secrets", &s.ObjectMeta, AnnExpectedKeys, rec.ExpectedKeysErr)
+		}
+	}
+	s.Data, s.StringData = nil, nil
+	return rec, nil
+}
+
+// HelmRelease is the transform of the Helm release informer: decode the payload,
+// extract the expectations, drop the payload.
+func (t *Transformer) HelmRelease(obj any) (any, error) {
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return obj, nil
+	}
+	rec := &model.HelmRelease{
+		ObjectMeta: identity(&s.ObjectMeta),
+		Release:    s.Labels["name"],
+		Status:     s.Labels["status"],
+	}
+	rec.Revision, _ = strconv.Atoi(s.Labels["version"])
+	if s.Type != HelmReleaseType {
+		return rec, nil // not a release (a fake client ignores field selectors)
+	}
+	info, exps, err := parse.HelmReleaseFromSecretData(s.Data)
+	if err != nil {
+		rec.DecodeErr = err.Error()
+		t.decodeProblem("helmreleases", &s.ObjectMeta, "release", rec.DecodeErr)
+	} else {
+		rec.Expectations = exps
+		if rec.Release == "" {
+			rec.Release = info.Name
+		}
+		if rec.Revision == 0 {
+			rec.Revision = info.Revision
+		}
+		if rec.Status == "" {
+			rec.Status = info.Status
+		}
+	}
+	for _, v := range s.Data {
+		clear(v)
+	}
+	s.Data = nil
+	return rec, nil
+}
+
+// Pod is the transform of the Pod informer.
+func (t *Transformer) Pod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	rec := &model.Pod{
+		ObjectMeta:     identity(&p.ObjectMeta),
+		Phase:          string(p.Status.Phase),
+		ServiceAccount: p.Spec.ServiceAccountName,
+		Workload:       workloadOf(p),
+	}
+	if rec.ServiceAccount == "" {
+		rec.ServiceAccount = "default"
+	}
+	if p.Status.StartTime != nil {
+		rec.StartTime = p.Status.StartTime.Time
+	}
+	for k := range p.Annotations {
+		if strings.HasPrefix(k, "reloader.stakater.com/") || strings.HasPrefix(k, "secret.reloader.stakater.com/") ||
+			strings.HasPrefix(k, "wave.pusher.com/") {
+			rec.ReloadAnnotations = append(rec.ReloadAnnotations, k)
+		}
+	}
+	secretVols := map[string][]volSecret{}
+	for _, v := range p.Spec.Volumes {
+		if v.Secret != nil {
+			secretVols[v.Name] = append(secretVols[v.Name], volSecret{name: v.Secret.SecretName,
+				items: itemKeys(v.Secret.Items), optional: v.Secret.Optional != nil && *v.Secret.Optional})
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					secretVols[v.Name] = append(secretVols[v.Name], volSecret{name: src.Secret.Name,
+						items: itemKeys(src.Secret.Items), optional: src.Secret.Optional != nil && *src.Secret.Optional,
+						projected: true})
+				}
+			}
+		}
+	}
+	mounted := map[string]bool{}
+	addContainer := func(kind model.ContainerKind, name string, env []corev1.EnvVar, envFrom []corev1.EnvFromSource, mounts []corev1.VolumeMount) {
+		for _, e := range env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				r := e.ValueFrom.SecretKeyRef
+				rec.Uses = append(rec.Uses, model.SecretUse{Secret: r.Name, Key: r.Key,
+					Optional: r.Optional != nil && *r.Optional, Via: model.ViaEnv, Container: name})
+			}
+		}
+		for _, ef := range envFrom {
+			if ef.SecretRef != nil {
+				rec.Uses = append(rec.Uses, model.SecretUse{Secret: ef.SecretRef.Name,
+					Optional: ef.SecretRef.Optional != nil && *ef.SecretRef.Optional, Via: model.ViaEnvFrom, Container: name})
+			}
+		}
+		for _, m := range mounts {
+			for _, vs := range secretVols[m.Name] {
+				mounted[m.Name] = true
+				sub := m.SubPath != "" || m.SubPathExpr != ""
+				via := model.ViaVolume
+				switch {
+				case vs.projected && sub:
+					via = model.ViaProjectedSub
+				case vs.projected:
+					via = model.ViaProjected
+				case sub:
+					via = model.ViaVolumeSub
+				}
+				rec.Uses = append(rec.Uses, vs.uses(via, name)...)
+			}
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		addContainer(model.ContainerInit, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
+		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerInit})
+	}
+	for _, c := range p.Spec.Containers {
+		addContainer(model.ContainerRegular, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
+		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerRegular})
+	}
+	for _, c := range p.Spec.EphemeralContainers {
+		addContainer(model.ContainerEphemeral, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
+		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerEphemeral})
+	}
+	// A secret volume no container mounts still has to exist for the pod to start.
+	for _, v := range p.Spec.Volumes {
+		if !mounted[v.Name] {
+			for _, vs := range secretVols[v.Name] {
+				via := model.ViaVolume
+				if vs.projected {
+					via = model.ViaProjected
+				}
+				rec.Uses = append(rec.Uses, vs.uses(via, "")...)
+			}
+		}
+	}
+	statuses := [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses}
+	for _, list := range statuses {
+		for _, cs := range list {
+			for i := range rec.Containers {
+				if rec.Containers[i].Name == cs.Name && cs.State.Running != nil {
+					rec.Containers[i].Running = true
+					rec.Containers[i].StartedAt = cs.State.Running.StartedAt.Time
+				}
+			}
+		}
+	}
+	return rec, nil
+}
+
+type volSecret struct {
+	name      string
+	items     []string
+	optional  bool
+	projected bool
+}
+
+func (vs volSecret) uses(via model.SecretVia, container string) []model.SecretUse {
+	if len(vs.items) == 0 {
+		return []model.SecretUse{{Secret: vs.name, Optional: vs.optional, Via: via, Container: container}}
+	}
+	out := make([]model.SecretUse, 0, len(vs.items))
+	for _, k := range vs.items {
+		out = append(out, model.SecretUse{Secret: vs.name, Key: k, Optional: vs.optional, Via: via, Container: container})
+	}
+	return out
+}
+
+func itemKeys(items []corev1.KeyToPath) []string {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.Key)
+	}
+	return out
+}
+
+// workloadOf names the controller of a pod: a ReplicaSet created by a Deployment is
+// reported as the Deployment (its name minus the pod-template-hash suffix), a Job
+// as the Job, anything else as its controller, and a bare pod as itself.
+func workloadOf(p *corev1.Pod) model.Workload {
+	for _, o := range p.OwnerReferences {
+		if o.Controller == nil || !*o.Controller {
+			continue
+		}
+		if o.Kind == "ReplicaSet" {
+			if h := p.Labels["pod-template-hash"]; h != "" && strings.HasSuffix(o.Name, "-"+h) {
+				return model.Workload{Kind: "Deployment", Name: strings.TrimSuffix(o.Name, "-"+h)}
+			}
+		}
+		return model.Workload{Kind: o.Kind, Name: o.Name}
+	}
+	return model.Workload{Kind: "Pod", Name: p.Name}
+}
+
+// ServiceAccount is the transform of the ServiceAccount informer.
+func (t *Transformer) ServiceAccount(obj any) (any, error) {
+	sa, ok := obj.(*corev1.ServiceAccount)
+	if !ok {
+		return obj, nil
+	}
+	return &model.ServiceAccount{ObjectMeta: identity(&sa.ObjectMeta)}, nil
+}
+
+func fromUnstructured(u *unstructured.Unstructured, into any) string {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		return "decode: " + truncate(err.Error(), 200)
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func condition(conds []eso.StatusCondition, typ string) model.Condition {
+	for _, c := range conds {
+		if c.Type == typ {
+			return model.Condition{Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime.Time}
+		}
+	}
+	return model.Condition{}
+}
+
+// ExternalSecret is the transform of the ExternalSecret informer.
+func (t *Transformer) ExternalSecret(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	var es eso.ExternalSecret
+	decodeErr := fromUnstructured(u, &es)
+	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
+		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(),
+		Annotations: u.GetAnnotations(), Labels: u.GetLabels()}
+	rec := &model.ExternalSecret{
+		ObjectMeta: identity(&meta),
+		APIVersion: u.GetAPIVersion(),
+		DecodeErr:  decodeErr,
+		Managers:   parse.ManagedFields(u.GetManagedFields(), "f:spec"),
+	}
+	t.decodeProblem("externalsecrets", &meta, "spec", decodeErr)
+	if la, ok := u.GetAnnotations()[AnnLastApplied]; ok {
+		rec.LastApplied = parse.LastApplied(la, t.FP)
+		t.decodeProblem("externalsecrets", &meta, "last-applied", rec.LastApplied.Err)
+	}
+	if ek, ok := u.GetAnnotations()[AnnExpectedKeys]; ok {
+		keys, err := parse.ExpectedKeys(ek)
+		rec.ExpectedKeys = keys
+		if err != nil {
+			rec.ExpectedKeysErr = err.Error()
+			t.decodeProblem("externalsecrets", &meta, AnnExpectedKeys, rec.ExpectedKeysErr)
+		}
+	}
+	sp := es.Spec
+	rec.Target = sp.Target.Name
+	if rec.Target == "" {
+		rec.Target = rec.Name
+	}
+	rec.CreationPolicy = sp.Target.CreationPolicy
+	if rec.CreationPolicy == "" {
+		rec.CreationPolicy = "Owner"
+	}
+	rec.DeletionPolicy = sp.Target.DeletionPolicy
+	if rec.DeletionPolicy == "" {
+		rec.DeletionPolicy = "Retain"
+	}
+	for _, d := range sp.Data {
+		rec.DataKeys = append(rec.DataKeys, d.SecretKey)
+	}
+	if tpl := sp.Target.Template; tpl != nil {
+		rec.HasTemplate = true
+		rec.TemplateMergePolicy = tpl.MergePolicy
+		for k := range tpl.Data {
+			rec.TemplateKeys = append(rec.TemplateKeys, k)
+		}
+		for _, tf := range tpl.TemplateFrom {
+			if tf.Target != "" && !strings.EqualFold(tf.Target, "Data") {
+				continue
+			}
+			for _, ref := range []*eso.TemplateRef{tf.ConfigMap, tf.Secret} {
+				if ref == nil {
+					continue
+				}
+				for _, it := range ref.Items {
+					if it.TemplateAs == "" || it.TemplateAs == "Values" {
+						rec.TemplateKeys = append(rec.TemplateKeys, it.Key)
+					}
+				}
+			}
+		}
+		sortStrings(rec.TemplateKeys)
+	}
+	rec.DataFrom = len(sp.DataFrom)
+	for _, df := range sp.DataFrom {
+		if df.Find != nil {
+			rec.DataFromFind++
+		}
+	}
+	rec.StoreKind = sp.SecretStoreRef.Kind
+	if rec.StoreKind == "" {
+		rec.StoreKind = "SecretStore"
+	}
+	rec.StoreName = sp.SecretStoreRef.Name
+	if sp.RefreshInterval != nil {
+		rec.RefreshInterval, rec.RefreshIntervalSet = sp.RefreshInterval.Duration, true
+	}
+	rec.Ready = condition(es.Status.Conditions, "Ready")
+	rec.RefreshTime = es.Status.RefreshTime.Time
+	return rec, nil
+}
+
+// SecretStore returns the transform for SecretStores (kind "SecretStore") or
+// ClusterSecretStores.
+func (t *Transformer) SecretStore(kind string) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		var st eso.SecretStore
+		decodeErr := fromUnstructured(u, &st)
+		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
+			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
+		rec := &model.SecretStore{ObjectMeta: meta, APIVersion: u.GetAPIVersion(), StoreKind: kind, DecodeErr: decodeErr}
+		if prov, ok, _ := unstructured.NestedMap(u.Object, "spec", "provider"); ok {
+			for name := range prov {
+				rec.Provider = name // exactly one provider is set
+			}
+		}
+		resolveAuth(rec, &st)
+		rec.Ready = condition(st.Status.Conditions, "Ready")
+		return rec, nil
+	}
+}
+
+func saRef(sel *eso.ServiceAccountSelector, storeNS string) *model.Ref {
+	if sel == nil || sel.Name == "" {
+		return nil
+	}
+	ns := storeNS
+	if sel.Namespace != nil && *sel.Namespace != "" {
+		ns = *sel.Namespace
+	}
+	return &model.Ref{Namespace: ns, Name: sel.Name}
+}
+
+func resolveAuth(rec *model.SecretStore, st *eso.SecretStore) {
+	p := st.Spec.Provider
+	if p == nil {
+		return
+	}
+	ns := rec.Namespace
+	switch {
+	case p.AWS != nil:
+		switch {
+		case p.AWS.Auth.JWTAuth != nil:
+			rec.AuthType = "jwt"
+			rec.AuthSA = saRef(p.AWS.Auth.JWTAuth.ServiceAccountRef, ns)
+		case p.AWS.Auth.SecretRef != nil:
+			rec.AuthType = "static"
+		default:
+			rec.AuthType = "ambient"
+		}
+	case p.AzureKV != nil:
+		at := "ServicePrincipal"
+		if p.AzureKV.AuthType != nil && *p.AzureKV.AuthType != "" {
+			at = *p.AzureKV.AuthType
+		}
+		rec.ClientIDSet = p.AzureKV.AuthSecretRef != nil && p.AzureKV.AuthSecretRef.ClientID != nil
+		switch at {
+		case "WorkloadIdentity":
+			rec.AuthType = "workload_identity"
+			rec.AuthSA = saRef(p.AzureKV.ServiceAccountRef, ns)
+			if rec.AuthSA == nil {
+				rec.AuthType = "ambient"
+			}
+		case "ManagedIdentity":
+			rec.AuthType = "managed_identity"
+		default:
+			rec.AuthType = "static"
+		}
+	case p.GCPSM != nil:
+		switch {
+		case p.GCPSM.Auth.WorkloadIdentity != nil:
+			rec.AuthType = "workload_identity"
+			rec.AuthSA = saRef(&p.GCPSM.Auth.WorkloadIdentity.ServiceAccountRef, ns)
+		case p.GCPSM.Auth.SecretRef != nil:
+			rec.AuthType = "static"
+		default:
+			rec.AuthType = "ambient"
+		}
+	case p.Vault != nil:
+		if p.Vault.Auth != nil && p.Vault.Auth.Kubernetes != nil {
+			rec.AuthType = "jwt"
+			rec.AuthSA = saRef(p.Vault.Auth.Kubernetes.ServiceAccountRef, ns)
+		}
+	}
+}
+
+// Application is the transform of the Argo CD Application informer.
+func (t *Transformer) Application(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	var app argocd.Application
+	decodeErr := fromUnstructured(u, &app)
+	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
+		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
+	rec := &model.ArgoApp{ObjectMeta: meta, DecodeErr: decodeErr,
+		SyncStatus: app.Status.Sync.Status, DestinationNamespace: app.Spec.Destination.Namespace}
+	for _, d := range app.Spec.IgnoreDifferences {
+		rec.IgnoreDifferences = append(rec.IgnoreDifferences, model.IgnoreDifference{Group: d.Group, Kind: d.Kind,
+			Name: d.Name, Namespace: d.Namespace, JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions})
+	}
+	if sp := app.Spec.SyncPolicy; sp != nil {
+		for _, o := range sp.SyncOptions {
+			if strings.EqualFold(strings.ReplaceAll(o, " ", ""), "RespectIgnoreDifferences=true") {
+				rec.RespectIgnoreDifferences = true
+			}
+		}
+	}
+	if op := app.Status.OperationState; op != nil {
+		rec.OperationPhase = op.Phase
+		if op.FinishedAt != nil {
+			rec.OperationFinishedAt = op.FinishedAt.Time
+		}
+	}
+	for _, r := range app.Status.Resources {
+		rec.Resources = append(rec.Resources, model.ArgoResource{Group: r.Group, Kind: r.Kind,
+			Namespace: r.Namespace, Name: r.Name, Status: r.Status})
+	}
+	return rec, nil
+}

@@ -1,0 +1,5 @@
+package kube
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }

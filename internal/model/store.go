@@ -1,0 +1,433 @@
+package model
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Resource names one watched resource. The names are the values of the
+// `resource` label of driftwatch_informer_synced.
+type Resource string
+
+const (
+	ResSecrets             Resource = "secrets"
+	ResPods                Resource = "pods"
+	ResServiceAccounts     Resource = "serviceaccounts"
+	ResExternalSecrets     Resource = "externalsecrets"
+	ResSecretStores        Resource = "secretstores"
+	ResClusterSecretStores Resource = "clustersecretstores"
+	ResHelmReleases        Resource = "helmreleases"
+	ResApplications        Resource = "applications"
+)
+
+// AllResources in a stable order.
+var AllResources = []Resource{ResSecrets, ResPods, ResServiceAccounts, ResExternalSecrets,
+	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications}
+
+// StoreKey names a SecretStore (namespaced) or ClusterSecretStore (Namespace "").
+type StoreKey struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// Store is the model: the value-free records, kept current by informer event
+// handlers, and the indexes the detectors query. Readers take a View under the read
+// lock; writers are the event handlers.
+type Store struct {
+	mu sync.RWMutex
+
+	secrets  map[Ref]*Secret
+	pods     map[Ref]*Pod
+	sas      map[Ref]*ServiceAccount
+	es       map[Ref]*ExternalSecret
+	stores   map[StoreKey]*SecretStore
+	releases map[Ref]*HelmRelease
+	apps     map[Ref]*ArgoApp
+
+	// podsBySecret: Secret → pods that reference it.
+	podsBySecret map[Ref]map[Ref]struct{}
+	// esByTarget: target Secret → ExternalSecrets writing it.
+	esByTarget map[Ref]map[Ref]struct{}
+
+	// history holds what only a watch can see: observed data changes.
+	history *History
+}
+
+// NewStore returns an empty store. history may be nil for a default one.
+func NewStore(h *History) *Store {
+	if h == nil {
+		h = NewHistory(HistoryOptions{})
+	}
+	return &Store{
+		secrets:      map[Ref]*Secret{},
+		pods:         map[Ref]*Pod{},
+		sas:          map[Ref]*ServiceAccount{},
+		es:           map[Ref]*ExternalSecret{},
+		stores:       map[StoreKey]*SecretStore{},
+		releases:     map[Ref]*HelmRelease{},
+		apps:         map[Ref]*ArgoApp{},
+		podsBySecret: map[Ref]map[Ref]struct{}{},
+		esByTarget:   map[Ref]map[Ref]struct{}{},
+		history:      h,
+	}
+}
+
+func refOf(ns, name string) Ref { return Ref{Namespace: ns, Name: name} }
+
+func addIdx(idx map[Ref]map[Ref]struct{}, k, v Ref) {
+	m := idx[k]
+	if m == nil {
+		m = map[Ref]struct{}{}
+		idx[k] = m
+	}
+	m[v] = struct{}{}
+}
+
+func delIdx(idx map[Ref]map[Ref]struct{}, k, v Ref) {
+	if m := idx[k]; m != nil {
+		delete(m, v)
+		if len(m) == 0 {
+			delete(idx, k)
+		}
+	}
+}
+
+// UpsertSecret records a Secret add or update at time now.
+func (s *Store) UpsertSecret(sec *Secret, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := refOf(sec.Namespace, sec.Name)
+	old := s.secrets[r]
+	s.secrets[r] = sec
+	s.history.Observe(r, old, sec, now)
+}
+
+// DeleteSecret forgets a Secret.
+func (s *Store) DeleteSecret(ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := refOf(ns, name)
+	delete(s.secrets, r)
+	s.history.Forget(r)
+}
+
+// UpsertPod records a pod and re-indexes its Secret references.
+func (s *Store) UpsertPod(p *Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := refOf(p.Namespace, p.Name)
+	if old := s.pods[r]; old != nil {
+		for _, u := range old.Uses {
+			delIdx(s.podsBySecret, refOf(old.Namespace, u.Secret), r)
+		}
+	}
+	s.pods[r] = p
+	for _, u := range p.Uses {
+		addIdx(s.podsBySecret, refOf(p.Namespace, u.Secret), r)
+	}
+}
+
+// DeletePod forgets a pod.
+func (s *Store) DeletePod(ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := refOf(ns, name)
+	if old := s.pods[r]; old != nil {
+		for _, u := range old.Uses {
+			delIdx(s.podsBySecret, refOf(old.Namespace, u.Secret), r)
+		}
+	}
+	delete(s.pods, r)
+}
+
+// UpsertServiceAccount records a ServiceAccount.
+func (s *Store) UpsertServiceAccount(sa *ServiceAccount) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sas[refOf(sa.Namespace, sa.Name)] = sa
+}
+
+// DeleteServiceAccount forgets a ServiceAccount.
+func (s *Store) DeleteServiceAccount(ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sas, refOf(ns, name))
+}
+
+// UpsertExternalSecret records an ExternalSecret and re-indexes its target.
+func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := refOf(e.Namespace, e.Name)
+	if old := s.es[r]; old != nil {
+		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
+	}
+	s.es[r] = e
+	addIdx(s.esByTarget, refOf(e.Namespace, e.Target), r)
+}
+
+// DeleteExternalSecret forgets an ExternalSecret.
+func (s *Store) DeleteExternalSecret(ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := refOf(ns, name)
+	if old := s.es[r]; old != nil {
+		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
+	}
+	delete(s.es, r)
+}
+
+// UpsertStore records a SecretStore or ClusterSecretStore.
+func (s *Store) UpsertStore(st *SecretStore) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stores[StoreKey{Kind: st.StoreKind, Namespace: st.Namespace, Name: st.Name}] = st
+}
+
+// DeleteStore forgets a store.
+func (s *Store) DeleteStore(kind, ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.stores, StoreKey{Kind: kind, Namespace: ns, Name: name})
+}
+
+// UpsertHelmRelease records a Helm release Secret's summary.
+func (s *Store) UpsertHelmRelease(h *HelmRelease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releases[refOf(h.Namespace, h.Name)] = h
+}
+
+// DeleteHelmRelease forgets a Helm release Secret.
+func (s *Store) DeleteHelmRelease(ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.releases, refOf(ns, name))
+}
+
+// UpsertApp records an Argo CD Application.
+func (s *Store) UpsertApp(a *ArgoApp) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.apps[refOf(a.Namespace, a.Name)] = a
+}
+
+// DeleteApp forgets an Application.
+func (s *Store) DeleteApp(ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.apps, refOf(ns, name))
+}
+
+// ClearResource drops every record of a resource, used when its CRD disappears.
+func (s *Store) ClearResource(r Resource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch r {
+	case ResExternalSecrets:
+		s.es = map[Ref]*ExternalSecret{}
+		s.esByTarget = map[Ref]map[Ref]struct{}{}
+	case ResSecretStores, ResClusterSecretStores:
+		kind := "SecretStore"
+		if r == ResClusterSecretStores {
+			kind = "ClusterSecretStore"
+		}
+		for k := range s.stores {
+			if k.Kind == kind {
+				delete(s.stores, k)
+			}
+		}
+	case ResApplications:
+		s.apps = map[Ref]*ArgoApp{}
+	}
+}
+
+// Read runs fn with a consistent read-only View of the model.
+func (s *Store) Read(fn func(v View)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn(View{s: s})
+}
+
+// View is a read-only view of the model, valid only inside Store.Read. Its slices
+// are sorted so detector output is deterministic.
+type View struct{ s *Store }
+
+// Secret returns a Secret by namespace and name.
+func (v View) Secret(ns, name string) (*Secret, bool) {
+	x, ok := v.s.secrets[refOf(ns, name)]
+	return x, ok
+}
+
+// Secrets returns every Secret, sorted by namespace and name.
+func (v View) Secrets() []*Secret { return sortedValues(v.s.secrets) }
+
+// Pods returns every pod, sorted.
+func (v View) Pods() []*Pod { return sortedValues(v.s.pods) }
+
+// Pod returns a pod by name.
+func (v View) Pod(ns, name string) (*Pod, bool) {
+	x, ok := v.s.pods[refOf(ns, name)]
+	return x, ok
+}
+
+// PodsUsing returns the pods that reference Secret ns/name, sorted.
+func (v View) PodsUsing(ns, name string) []*Pod {
+	idx := v.s.podsBySecret[refOf(ns, name)]
+	out := make([]*Pod, 0, len(idx))
+	for r := range idx {
+		if p := v.s.pods[r]; p != nil {
+			out = append(out, p)
+		}
+	}
+	sortByRef(out)
+	return out
+}
+
+// ConsumedSecrets returns the Secrets that at least one pod references, sorted.
+func (v View) ConsumedSecrets() []Ref {
+	out := make([]Ref, 0, len(v.s.podsBySecret))
+	for r := range v.s.podsBySecret {
+		out = append(out, r)
+	}
+	sortRefs(out)
+	return out
+}
+
+// ServiceAccount returns a ServiceAccount by name.
+func (v View) ServiceAccount(ns, name string) (*ServiceAccount, bool) {
+	x, ok := v.s.sas[refOf(ns, name)]
+	return x, ok
+}
+
+// ServiceAccounts returns every ServiceAccount, sorted.
+func (v View) ServiceAccounts() []*ServiceAccount { return sortedValues(v.s.sas) }
+
+// ExternalSecrets returns every ExternalSecret, sorted.
+func (v View) ExternalSecrets() []*ExternalSecret { return sortedValues(v.s.es) }
+
+// ExternalSecret returns one by name.
+func (v View) ExternalSecret(ns, name string) (*ExternalSecret, bool) {
+	x, ok := v.s.es[refOf(ns, name)]
+	return x, ok
+}
+
+// ExternalSecretsTargeting returns the ExternalSecrets whose target is ns/secret.
+func (v View) ExternalSecretsTargeting(ns, secret string) []*ExternalSecret {
+	idx := v.s.esByTarget[refOf(ns, secret)]
+	out := make([]*ExternalSecret, 0, len(idx))
+	for r := range idx {
+		if e := v.s.es[r]; e != nil {
+			out = append(out, e)
+		}
+	}
+	sortByRef(out)
+	return out
+}
+
+// Stores returns every SecretStore and ClusterSecretStore, sorted by kind, namespace, name.
+func (v View) Stores() []*SecretStore {
+	out := make([]*SecretStore, 0, len(v.s.stores))
+	for _, st := range v.s.stores {
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.StoreKind != b.StoreKind {
+			return a.StoreKind < b.StoreKind
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// Store returns the store an ExternalSecret in namespace ns refers to.
+func (v View) Store(kind, ns, name string) (*SecretStore, bool) {
+	if kind == "" {
+		kind = "SecretStore"
+	}
+	if kind == "ClusterSecretStore" {
+		ns = ""
+	}
+	x, ok := v.s.stores[StoreKey{Kind: kind, Namespace: ns, Name: name}]
+	return x, ok
+}
+
+// HelmReleases returns every Helm release record, sorted.
+func (v View) HelmReleases() []*HelmRelease { return sortedValues(v.s.releases) }
+
+// DeployedReleases returns, per release (namespace + release name), the deployed
+// record with the highest revision. Superseded and failed revisions never count.
+func (v View) DeployedReleases() []*HelmRelease {
+	best := map[Ref]*HelmRelease{}
+	for _, h := range v.s.releases {
+		if h.Status != "deployed" || h.DecodeErr != "" {
+			continue
+		}
+		k := refOf(h.Namespace, h.Release)
+		if cur := best[k]; cur == nil || h.Revision > cur.Revision {
+			best[k] = h
+		}
+	}
+	return sortedValues(best)
+}
+
+// Apps returns every Argo CD Application, sorted.
+func (v View) Apps() []*ArgoApp { return sortedValues(v.s.apps) }
+
+// History is the observed-change history (flips, last data change).
+func (v View) History() *History { return v.s.history }
+
+// Counts returns how many records of each resource the model holds.
+func (v View) Counts() map[Resource]int {
+	stores, cstores := 0, 0
+	for k := range v.s.stores {
+		if k.Kind == "ClusterSecretStore" {
+			cstores++
+		} else {
+			stores++
+		}
+	}
+	return map[Resource]int{
+		ResSecrets: len(v.s.secrets), ResPods: len(v.s.pods), ResServiceAccounts: len(v.s.sas),
+		ResExternalSecrets: len(v.s.es), ResSecretStores: stores, ResClusterSecretStores: cstores,
+		ResHelmReleases: len(v.s.releases), ResApplications: len(v.s.apps),
+	}
+}
+
+type named interface {
+	GetNamespace() string
+	GetName() string
+}
+
+func sortedValues[T named](m map[Ref]T) []T {
+	out := make([]T, 0, len(m))
+	for _, x := range m {
+		out = append(out, x)
+	}
+	sortByRef(out)
+	return out
+}
+
+func sortByRef[T named](xs []T) {
+	sort.Slice(xs, func(i, j int) bool {
+		if a, b := xs[i].GetNamespace(), xs[j].GetNamespace(); a != b {
+			return a < b
+		}
+		return xs[i].GetName() < xs[j].GetName()
+	})
+}
+
+func sortRefs(rs []Ref) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Namespace != rs[j].Namespace {
+			return rs[i].Namespace < rs[j].Namespace
+		}
+		return rs[i].Name < rs[j].Name
+	})
+}
