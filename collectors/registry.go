@@ -43,13 +43,21 @@ var (
 		"Inventory: running pods of a workload that consume a Secret.", "namespace", "secret", "workload_kind", "workload")
 )
 
-func (f *Findings) registry() []detector {
-	return []detector{
-		{name: "missing_keys", requires: []model.Resource{model.ResSecrets}, emit: emitMissingKeys},
-		{name: "ready_but_short", requires: []model.Resource{model.ResSecrets, model.ResExternalSecrets}, emit: emitReadyButShort},
-		{name: "sync_health", requires: []model.Resource{model.ResExternalSecrets}, emit: emitSyncHealth},
-		{name: "inventory", requires: []model.Resource{model.ResPods}, emit: emitInventory},
-	}
+// registered is the detector registry. Each detector file adds its entries with
+// register from an init function, so detectors are added without editing a list.
+var registered []detector
+
+func register(d ...detector) { registered = append(registered, d...) }
+
+func (f *Findings) registry() []detector { return append([]detector(nil), registered...) }
+
+func init() {
+	register(
+		detector{name: "missing_keys", requires: []model.Resource{model.ResSecrets}, emit: emitMissingKeys},
+		detector{name: "ready_but_short", requires: []model.Resource{model.ResSecrets, model.ResExternalSecrets}, emit: emitReadyButShort},
+		detector{name: "sync_health", requires: []model.Resource{model.ResExternalSecrets}, emit: emitSyncHealth},
+		detector{name: "inventory", requires: []model.Resource{model.ResPods}, emit: emitInventory},
+	)
 }
 
 func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time) {
