@@ -72,8 +72,17 @@ func (d *Demo) Clients() agent.Clients {
 
 // Run drives the scenario's changes over time until ctx ends.
 func (d *Demo) Run(ctx context.Context) {
+	for _, a := range activities {
+		go a(ctx, d)
+	}
 	<-ctx.Done()
 }
+
+// Core is the simulated cluster's clientset, for activities that change objects.
+func (d *Demo) Core() *fake.Clientset { return d.cs }
+
+// Dynamic is the simulated cluster's dynamic client.
+func (d *Demo) Dynamic() *dynamicfake.FakeDynamicClient { return d.dyn }
 
 func meta(ns, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}

@@ -1,10 +1,10 @@
 package demo
 
 import (
+	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -74,9 +74,23 @@ func Scenario(now time.Time) (core []runtime.Object, dyn []runtime.Object) {
 	core = append(core, secret("shop", "legacy-api", map[string]string{"URL": "https://legacy.example"},
 		map[string]string{"driftwatch.io/expected-keys": "URL,TOKEN"}))
 
-	_ = metav1.Now
+	for _, part := range parts {
+		c, d := part(now)
+		core, dyn = append(core, c...), append(dyn, d...)
+	}
 	return core, dyn
 }
+
+// parts are further scenario pieces, one file per failure class, added with
+// addPart from init functions.
+var parts []func(now time.Time) (core, dyn []runtime.Object)
+
+func addPart(p func(now time.Time) (core, dyn []runtime.Object)) { parts = append(parts, p) }
+
+// activities drive changes over time while the demo runs (flips, restarts).
+var activities []func(ctx context.Context, d *Demo)
+
+func addActivity(a func(ctx context.Context, d *Demo)) { activities = append(activities, a) }
 
 const ledgerManifest = `---
 # Source: ledger/templates/secret.yaml
