@@ -1,0 +1,178 @@
+package agent_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/demo"
+)
+
+func startDemo(t *testing.T) (base string, stop func()) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	d := demo.New(log)
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	cfg := agent.Config{Listen: "127.0.0.1:0", Logger: log, DiscoveryInterval: time.Second,
+		OnListen: func(a string) { addrc <- a }}
+	cfg.Findings.Inventory = true
+	a := agent.New(d.Clients(), cfg)
+	done := make(chan struct{})
+	go func() { _ = a.Run(ctx, cfg); close(done) }()
+	go d.Run(ctx)
+	select {
+	case addr := <-addrc:
+		base = "http://" + addr
+	case <-time.After(10 * time.Second):
+		t.Fatal("agent did not listen")
+	}
+	return base, func() { cancel(); <-done }
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if code, _ := get(t, base+"/readyz"); code == 200 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("agent never became ready")
+}
+
+func series(t *testing.T, text string) map[string][]string {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("exposition does not parse: %v", err)
+	}
+	out := map[string][]string{}
+	for name, mf := range mfs {
+		for _, m := range mf.Metric {
+			var ls []string
+			for _, l := range m.Label {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			out[name] = append(out[name], strings.Join(ls, ","))
+		}
+		sort.Strings(out[name])
+	}
+	return out
+}
+
+// The demo's findings, exactly: one example per failure class, nothing for the
+// healthy objects.
+var wantDemo = map[string][]string{
+	"driftwatch_secret_missing_key": {
+		"key=STRIPE_KEY,namespace=shop,secret=payments-api,source=externalsecret",
+		"key=STRIPE_KEY,namespace=shop,secret=payments-api,source=pod",
+		"key=TOKEN,namespace=shop,secret=legacy-api,source=annotation",
+		"key=token,namespace=shop,secret=ledger-creds,source=helm",
+	},
+	"driftwatch_secret_absent": {
+		"namespace=shop,secret=billing-db,source=externalsecret",
+		"namespace=shop,secret=feature-flags,source=pod",
+	},
+	"driftwatch_externalsecret_ready_but_short": {
+		"externalsecret=billing-db,namespace=shop,reason=absent,secret=billing-db",
+		"externalsecret=payments-api,namespace=shop,reason=missing_keys,secret=payments-api",
+	},
+	"driftwatch_externalsecret_not_ready":   {"externalsecret=reports,namespace=shop,reason=SecretSyncedError"},
+	"driftwatch_externalsecret_sync_overdue": {"externalsecret=reports,namespace=shop"},
+	"driftwatch_secretstore_not_ready":       {"kind=SecretStore,namespace=shop,reason=InvalidProviderConfig,store=aws-broken"},
+}
+
+// Metrics that describe objects rather than findings, and may name healthy ones.
+var inventoryMetrics = map[string]bool{
+	"driftwatch_externalsecret_sync_age_seconds": true,
+	"driftwatch_secret_consumer_info":            true,
+	"driftwatch_secret_consumer_pods":            true,
+}
+
+func TestDemoServesExactFindings(t *testing.T) {
+	base, stop := startDemo(t)
+	defer stop()
+	if code, _ := get(t, base+"/healthz"); code != 200 {
+		t.Fatalf("healthz %d", code)
+	}
+	waitReady(t, base)
+	_, text := get(t, base+"/metrics")
+	got := series(t, text)
+	for name, want := range wantDemo {
+		if strings.Join(got[name], "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", name, got[name], want)
+		}
+	}
+	if len(got["driftwatch_build_info"]) != 1 {
+		t.Error("driftwatch_build_info missing")
+	}
+	for name, ss := range got {
+		if !strings.HasPrefix(name, "driftwatch_") || inventoryMetrics[name] {
+			continue
+		}
+		for _, s := range ss {
+			if strings.Contains(s, "namespace=healthy") || strings.Contains(s, "web-config") {
+				t.Errorf("healthy object in a finding: %s{%s}", name, s)
+			}
+		}
+	}
+	promtool(t, text)
+}
+
+// promtool check metrics lints the exposition (Prometheus naming conventions).
+func promtool(t *testing.T, text string) {
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not installed: run test/tools/build.sh")
+		}
+		t.Skip("promtool not installed (make tools installs it)")
+	}
+	f := filepath.Join(t.TempDir(), "metrics.txt")
+	if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, "check", "metrics")
+	in, _ := os.Open(f)
+	defer in.Close()
+	cmd.Stdin = in
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		var problems []string
+		for _, l := range strings.Split(string(out), "\n") {
+			// Go runtime metrics come from client_golang; lint only our own.
+			if strings.HasPrefix(l, "driftwatch_") {
+				problems = append(problems, l)
+			}
+		}
+		if len(problems) > 0 {
+			t.Fatalf("promtool check metrics:\n%s", strings.Join(problems, "\n"))
+		}
+	}
+}

@@ -1,0 +1,327 @@
+package kube
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+func newTransformer() *Transformer {
+	return &Transformer{FP: model.NewFingerprinterWithKey([]byte("test-key"))}
+}
+
+// Values chosen to be findable: if any of them (or a long piece of one) shows up in
+// a record's dump, a value leaked into the model.
+var secretValues = []string{
+	"Zq8v!xK2#mN9-value-one",
+	"correct-horse-battery-staple-2",
+	"-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+	"stringdata-only-value-3",
+}
+
+func assertNoValues(t *testing.T, what string, rec any) {
+	t.Helper()
+	dumps := []string{fmt.Sprintf("%#v", rec), fmt.Sprintf("%+v", rec)}
+	if b, err := json.Marshal(rec); err == nil {
+		dumps = append(dumps, string(b))
+	}
+	for _, d := range dumps {
+		for _, v := range secretValues {
+			for i := 0; i+8 <= len(v); i++ {
+				if strings.Contains(d, v[i:i+8]) {
+					t.Fatalf("%s: value fragment %q of a secret value reached the model", what, v[i:i+8])
+				}
+			}
+			if strings.Contains(d, base64.StdEncoding.EncodeToString([]byte(v))[:12]) {
+				t.Fatalf("%s: base64 of a secret value reached the model", what)
+			}
+		}
+	}
+}
+
+func TestSecretTransformIsValueFree(t *testing.T) {
+	la, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "db", "namespace": "app"},
+		"data":     map[string]any{"password": base64.StdEncoding.EncodeToString([]byte(secretValues[0]))},
+		"stringData": map[string]any{"token": secretValues[3]}})
+	ctrl := true
+	in := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "app", UID: "u1", ResourceVersion: "7",
+			Annotations: map[string]string{AnnLastApplied: string(la), AnnExpectedKeys: "password, token,cert",
+				"reconcile.external-secrets.io/data-hash": "0123456789abcdef", "unrelated": "x"},
+			Labels:          map[string]string{LabelESOManaged: "true", "team": "a"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: "db", UID: "es1", Controller: &ctrl}},
+			ManagedFields: []metav1.ManagedFieldsEntry{
+				{Manager: "externalsecrets.external-secrets.io/db", Operation: metav1.ManagedFieldsOperationUpdate,
+					Time: &metav1.Time{Time: time.Unix(1000, 0)}, FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:password":{}}}`)}},
+				{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate,
+					Time: &metav1.Time{Time: time.Unix(2000, 0)}, FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}},
+			}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			"password": []byte(secretValues[0]),
+			"token":    []byte(secretValues[1]),
+			"cert":     []byte(secretValues[2]),
+		},
+	}
+	out, err := newTransformer().Secret(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := out.(*model.Secret)
+	assertNoValues(t, "secret record", rec)
+	if in.Data != nil {
+		t.Fatal("transform must drop the object's data")
+	}
+	if got := len(rec.Keys); got != 3 {
+		t.Fatalf("keys: got %d want 3", got)
+	}
+	if rec.Keys["password"].Len != len(secretValues[0]) || rec.Keys["cert"].Len != len(secretValues[2]) {
+		t.Fatalf("byte lengths wrong: %+v", rec.Keys)
+	}
+	if rec.Keys["password"].FP == rec.Keys["token"].FP {
+		t.Fatal("different values must have different fingerprints")
+	}
+	if !reflect.DeepEqual(rec.ExpectedKeys, []string{"cert", "password", "token"}) {
+		t.Fatalf("expected keys: %v", rec.ExpectedKeys)
+	}
+	if _, kept := rec.Annotations["reconcile.external-secrets.io/data-hash"]; kept {
+		t.Fatal("ESO's data hash must not be kept")
+	}
+	if _, kept := rec.Annotations[AnnLastApplied]; kept {
+		t.Fatal("last-applied must be summarised, not kept")
+	}
+	if rec.Labels[LabelESOManaged] != "true" || rec.Labels["team"] != "" {
+		t.Fatalf("labels: %v", rec.Labels)
+	}
+	if len(rec.Owners) != 1 || !rec.Owners[0].Controller || rec.Owners[0].Kind != "ExternalSecret" {
+		t.Fatalf("owners: %+v", rec.Owners)
+	}
+	if len(rec.Managers) != 2 || !rec.Managers[0].OwnsData || rec.Managers[1].OwnsData {
+		t.Fatalf("managers: %+v", rec.Managers)
+	}
+	if rec.LastApplied == nil || rec.LastApplied.Kind != "Secret" || !reflect.DeepEqual(rec.LastApplied.DataKeys, []string{"password", "token"}) {
+		t.Fatalf("last applied: %+v", rec.LastApplied)
+	}
+	// The last-applied copy of password equals the live value: same fingerprint.
+	if rec.LastApplied.DataFPs["password"] != rec.Keys["password"].FP {
+		t.Fatal("last-applied fingerprint must match the live one for the same value")
+	}
+	// Idempotent: a record passes through unchanged.
+	again, _ := newTransformer().Secret(rec)
+	if again != rec {
+		t.Fatal("transform is not idempotent")
+	}
+}
+
+func TestFingerprintsAreKeyed(t *testing.T) {
+	a := model.NewFingerprinterWithKey([]byte("k1")).Sum([]byte("v"))
+	b := model.NewFingerprinterWithKey([]byte("k2")).Sum([]byte("v"))
+	if a == b {
+		t.Fatal("fingerprints under different keys must differ")
+	}
+	r1, r2 := model.NewFingerprinter(), model.NewFingerprinter()
+	if r1.Sum([]byte("v")) == r2.Sum([]byte("v")) {
+		t.Fatal("two processes' random keys collided")
+	}
+	k := model.NewFingerprinterWithKey([]byte("k")).Key([]byte("  v\r\n"))
+	k2 := model.NewFingerprinterWithKey([]byte("k")).Key([]byte("v"))
+	if k.FP == k2.FP || k.TrimFP != k2.TrimFP {
+		t.Fatal("TrimFP must equal for values differing only in surrounding white space")
+	}
+}
+
+func helmPayload(t *testing.T, manifest string) []byte {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"name": "rel", "namespace": "app", "version": 3,
+		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, _ = w.Write(body)
+	_ = w.Close()
+	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
+}
+
+func TestHelmReleaseTransformDropsPayload(t *testing.T) {
+	manifest := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: " +
+		base64.StdEncoding.EncodeToString([]byte(secretValues[0])) + "\nstringData:\n  token: " + secretValues[3] + "\n"
+	in := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.rel.v3", Namespace: "app",
+		Labels: map[string]string{"owner": "helm", "name": "rel", "status": "deployed", "version": "3"}},
+		Type: HelmReleaseType, Data: map[string][]byte{"release": helmPayload(t, manifest)}}
+	out, _ := newTransformer().HelmRelease(in)
+	rec := out.(*model.HelmRelease)
+	assertNoValues(t, "helm record", rec)
+	if rec.DecodeErr != "" || rec.Release != "rel" || rec.Revision != 3 || rec.Status != "deployed" {
+		t.Fatalf("release: %+v", rec)
+	}
+	if len(rec.Expectations) != 1 || !reflect.DeepEqual(rec.Expectations[0].Keys, []string{"password", "token"}) ||
+		rec.Expectations[0].Name != "creds" || rec.Expectations[0].Namespace != "app" {
+		t.Fatalf("expectations: %+v", rec.Expectations)
+	}
+	if in.Data != nil {
+		t.Fatal("payload must be dropped")
+	}
+
+	bad := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.bad.v1", Namespace: "app",
+		Labels: map[string]string{"owner": "helm", "name": "bad", "status": "deployed", "version": "1"}},
+		Type: HelmReleaseType, Data: map[string][]byte{"release": []byte("H4sIAAAA-not-gzip")}}
+	out, _ = newTransformer().HelmRelease(bad)
+	if r := out.(*model.HelmRelease); r.DecodeErr == "" || len(r.Expectations) != 0 {
+		t.Fatalf("corrupt payload must give a decode error: %+v", r)
+	}
+}
+
+func boolp(b bool) *bool { return &b }
+
+func TestPodTransform(t *testing.T) {
+	ctrl := true
+	started := metav1.NewTime(time.Unix(5000, 0))
+	in := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "api-7d9f-x", Namespace: "app",
+			Labels:          map[string]string{"pod-template-hash": "7d9f"},
+			Annotations:     map[string]string{"reloader.stakater.com/auto": "true"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "api-7d9f", Controller: &ctrl}}},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "api",
+			InitContainers: []corev1.Container{{Name: "init", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "init-s"}, Key: "k"}}}}}},
+			Containers: []corev1.Container{{Name: "app",
+				Env: []corev1.EnvVar{{Name: "A", Value: "literal-not-a-ref"}, {Name: "B", ValueFrom: &corev1.EnvVarSource{
+					SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s1"}, Key: "b", Optional: boolp(true)}}}},
+				EnvFrom:      []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s2"}}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "v1", MountPath: "/v1"}, {Name: "v2", MountPath: "/v2/f", SubPath: "f"}, {Name: "p", MountPath: "/p"}},
+			}},
+			EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug",
+				EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "dbg"}, Optional: boolp(true)}}}}}},
+			Volumes: []corev1.Volume{
+				{Name: "v1", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "vol", Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca"}}}}},
+				{Name: "v2", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sub"}}},
+				{Name: "p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+					{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "proj"}, Items: []corev1.KeyToPath{{Key: "tls.key", Path: "k"}}}}}}}},
+				{Name: "unmounted", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "orphan", Optional: boolp(true)}}},
+			},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}},
+	}
+	out, _ := newTransformer().Pod(in)
+	rec := out.(*model.Pod)
+	want := []model.SecretUse{
+		{Secret: "init-s", Key: "k", Via: model.ViaEnv, Container: "init"},
+		{Secret: "s1", Key: "b", Optional: true, Via: model.ViaEnv, Container: "app"},
+		{Secret: "s2", Via: model.ViaEnvFrom, Container: "app"},
+		{Secret: "vol", Key: "ca.crt", Via: model.ViaVolume, Container: "app"},
+		{Secret: "sub", Via: model.ViaVolumeSub, Container: "app"},
+		{Secret: "proj", Key: "tls.key", Via: model.ViaProjected, Container: "app"},
+		{Secret: "dbg", Optional: true, Via: model.ViaEnvFrom, Container: "debug"},
+		{Secret: "orphan", Optional: true, Via: model.ViaVolume},
+	}
+	if !reflect.DeepEqual(rec.Uses, want) {
+		t.Fatalf("uses:\n got %+v\nwant %+v", rec.Uses, want)
+	}
+	if rec.Workload != (model.Workload{Kind: "Deployment", Name: "api"}) {
+		t.Fatalf("workload: %+v", rec.Workload)
+	}
+	if rec.ServiceAccount != "api" || rec.Phase != "Running" || !rec.StartTime.Equal(started.Time) {
+		t.Fatalf("pod fields: %+v", rec)
+	}
+	if len(rec.Containers) != 3 || !rec.Containers[1].Running || !rec.Containers[1].StartedAt.Equal(started.Time) || rec.Containers[0].Running {
+		t.Fatalf("containers: %+v", rec.Containers)
+	}
+	if len(rec.ReloadAnnotations) != 1 {
+		t.Fatalf("reload annotations: %v", rec.ReloadAnnotations)
+	}
+}
+
+func TestExternalSecretTransform(t *testing.T) {
+	mk := func(apiVersion string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": apiVersion, "kind": "ExternalSecret",
+			"metadata": map[string]any{"name": "db", "namespace": "app", "uid": "e1",
+				"annotations": map[string]any{AnnExpectedKeys: "EXTRA"}},
+			"spec": map[string]any{
+				"secretStoreRef":  map[string]any{"name": "vault", "kind": "ClusterSecretStore"},
+				"refreshInterval": "15m",
+				"target": map[string]any{"template": map[string]any{"mergePolicy": "Merge",
+					"data": map[string]any{"DSN": "postgres://{{ .user }}"},
+					"templateFrom": []any{map[string]any{"configMap": map[string]any{"name": "tpl", "items": []any{
+						map[string]any{"key": "config.yaml"}, map[string]any{"key": "dyn", "templateAs": "KeysAndValues"}}}}}}},
+				"data":     []any{map[string]any{"secretKey": "user", "remoteRef": map[string]any{"key": "db/user"}}},
+				"dataFrom": []any{map[string]any{"find": map[string]any{"name": map[string]any{"regexp": ".*"}}}},
+			},
+			"status": map[string]any{"refreshTime": "2026-01-01T00:00:00Z",
+				"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "SecretSynced"}}},
+		}}
+	}
+	for _, v := range []string{"external-secrets.io/v1", "external-secrets.io/v1beta1"} {
+		out, _ := newTransformer().ExternalSecret(mk(v))
+		rec := out.(*model.ExternalSecret)
+		if rec.DecodeErr != "" || rec.Target != "db" || rec.CreationPolicy != "Owner" || rec.DeletionPolicy != "Retain" ||
+			rec.StoreKind != "ClusterSecretStore" || rec.StoreName != "vault" || rec.RefreshInterval != 15*time.Minute ||
+			!rec.RefreshIntervalSet || rec.Ready.Status != "True" || rec.RefreshTime.IsZero() || rec.DataFromFind != 1 ||
+			rec.TemplateMergePolicy != "Merge" || rec.APIVersion != v {
+			t.Fatalf("%s: record %+v", v, rec)
+		}
+		if !reflect.DeepEqual(rec.DataKeys, []string{"user"}) || !reflect.DeepEqual(rec.TemplateKeys, []string{"DSN", "config.yaml"}) ||
+			!reflect.DeepEqual(rec.ExpectedKeys, []string{"EXTRA"}) {
+			t.Fatalf("%s: keys %v %v %v", v, rec.DataKeys, rec.TemplateKeys, rec.ExpectedKeys)
+		}
+	}
+	// A spec of the wrong shape is a decode error on the record, not a crash.
+	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "external-secrets.io/v1", "kind": "ExternalSecret",
+		"metadata": map[string]any{"name": "bad", "namespace": "app"}, "spec": map[string]any{"data": "not-a-list"}}}
+	out, _ := newTransformer().ExternalSecret(bad)
+	if rec := out.(*model.ExternalSecret); rec.DecodeErr == "" || rec.Name != "bad" {
+		t.Fatalf("bad spec: %+v", rec)
+	}
+}
+
+func TestSecretStoreAuthResolution(t *testing.T) {
+	cases := []struct {
+		kind, ns string
+		provider map[string]any
+		authType string
+		sa       *model.Ref
+		clientID bool
+	}{
+		{"SecretStore", "app", map[string]any{"aws": map[string]any{"service": "SecretsManager", "auth": map[string]any{"jwt": map[string]any{"serviceAccountRef": map[string]any{"name": "eso"}}}}}, "jwt", &model.Ref{Namespace: "app", Name: "eso"}, false},
+		{"ClusterSecretStore", "", map[string]any{"aws": map[string]any{"service": "SecretsManager", "auth": map[string]any{"jwt": map[string]any{"serviceAccountRef": map[string]any{"name": "eso", "namespace": "infra"}}}}}, "jwt", &model.Ref{Namespace: "infra", Name: "eso"}, false},
+		{"SecretStore", "app", map[string]any{"aws": map[string]any{"service": "SecretsManager"}}, "ambient", nil, false},
+		{"SecretStore", "app", map[string]any{"azurekv": map[string]any{"authType": "WorkloadIdentity", "serviceAccountRef": map[string]any{"name": "wi"}}}, "workload_identity", &model.Ref{Namespace: "app", Name: "wi"}, false},
+		{"SecretStore", "app", map[string]any{"azurekv": map[string]any{"authType": "WorkloadIdentity", "serviceAccountRef": map[string]any{"name": "wi"}, "authSecretRef": map[string]any{"clientId": map[string]any{"name": "s", "key": "id"}}}}, "workload_identity", &model.Ref{Namespace: "app", Name: "wi"}, true},
+		{"SecretStore", "app", map[string]any{"gcpsm": map[string]any{"auth": map[string]any{"workloadIdentity": map[string]any{"serviceAccountRef": map[string]any{"name": "gsa"}}}}}, "workload_identity", &model.Ref{Namespace: "app", Name: "gsa"}, false},
+		{"SecretStore", "app", map[string]any{"fake": map[string]any{"data": []any{}}}, "", nil, false},
+	}
+	for i, c := range cases {
+		md := map[string]any{"name": "s"}
+		if c.ns != "" {
+			md["namespace"] = c.ns
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "external-secrets.io/v1", "kind": c.kind,
+			"metadata": md, "spec": map[string]any{"provider": c.provider}}}
+		out, _ := newTransformer().SecretStore(c.kind)(u)
+		rec := out.(*model.SecretStore)
+		if rec.AuthType != c.authType || !reflect.DeepEqual(rec.AuthSA, c.sa) || rec.ClientIDSet != c.clientID || rec.StoreKind != c.kind {
+			t.Errorf("case %d: got type=%q sa=%+v clientID=%v", i, rec.AuthType, rec.AuthSA, rec.ClientIDSet)
+		}
+		for name := range c.provider {
+			if rec.Provider != name {
+				t.Errorf("case %d: provider %q want %q", i, rec.Provider, name)
+			}
+		}
+	}
+}
