@@ -31,7 +31,9 @@ func allAvailable() fakeHealth {
 	return h
 }
 
-func om(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + name)} }
+func om(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + name)}
+}
 
 func testStore() *model.Store {
 	s := model.NewStore(nil)

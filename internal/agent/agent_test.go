@@ -103,7 +103,7 @@ var wantDemo = map[string][]string{
 		"externalsecret=billing-db,namespace=shop,reason=absent,secret=billing-db",
 		"externalsecret=payments-api,namespace=shop,reason=missing_keys,secret=payments-api",
 	},
-	"driftwatch_externalsecret_not_ready":   {"externalsecret=reports,namespace=shop,reason=SecretSyncedError"},
+	"driftwatch_externalsecret_not_ready":    {"externalsecret=reports,namespace=shop,reason=SecretSyncedError"},
 	"driftwatch_externalsecret_sync_overdue": {"externalsecret=reports,namespace=shop"},
 	"driftwatch_secretstore_not_ready":       {"kind=SecretStore,namespace=shop,reason=InvalidProviderConfig,store=aws-broken"},
 }

@@ -53,8 +53,8 @@ func assertNoValues(t *testing.T, what string, rec any) {
 
 func TestSecretTransformIsValueFree(t *testing.T) {
 	la, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{"name": "db", "namespace": "app"},
-		"data":     map[string]any{"password": base64.StdEncoding.EncodeToString([]byte(secretValues[0]))},
+		"metadata":   map[string]any{"name": "db", "namespace": "app"},
+		"data":       map[string]any{"password": base64.StdEncoding.EncodeToString([]byte(secretValues[0]))},
 		"stringData": map[string]any{"token": secretValues[3]}})
 	ctrl := true
 	in := &corev1.Secret{
