@@ -1,0 +1,39 @@
+# driftwatch — see README.md
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REV     ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REV)
+
+.PHONY: build test demo lint tools e2e unit fuzz bench clean
+
+build: ## static agent binary in bin/
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/driftwatch ./cmd/agent
+
+test: ## everything, on a fresh machine too: tools, lint, unit, e2e, apicompat, fuzz
+	bash test/run.sh
+
+demo: ## run the agent against the embedded simulated cluster
+	$(GO) run ./cmd/agent --demo
+
+tools: ## build/install the real components the e2e tests run (cached)
+	bash test/tools/build.sh
+
+unit: ## unit tests only (no real cluster)
+	DRIFTWATCH_E2E=0 $(GO) test ./...
+
+e2e: tools ## end-to-end tests only
+	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) test -count=1 ./test/e2e/...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+fuzz: ## longer fuzz run: make fuzz FUZZTIME=10m
+	for f in $$($(GO) test -list '^Fuzz' ./internal/parse/ | grep '^Fuzz'); do \
+	  $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$${FUZZTIME:-2m} ./internal/parse/ || exit 1; done
+
+bench: ## Go benchmarks (numbers, never assertions)
+	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/
+
+clean:
+	rm -rf bin

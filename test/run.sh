@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: builds or reuses the real components
+# (kube-apiserver, etcd, kube-controller-manager, kubectl, the ESO controller, helm,
+# Prometheus, promtool, Alertmanager), then runs lint, unit, end-to-end, API
+# compatibility and short fuzz tests. `make test` runs this; so does .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$SECONDS
+step() { echo "=== $* ($((SECONDS - t0))s)"; }
+
+step "tools"
+bin=$(bash test/tools/build.sh | tail -n 1)
+export DRIFTWATCH_TOOLS_BIN="$bin"
+export PATH="$bin:$PATH"
+
+step "lint"
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go') 2>/dev/null || true)
+if [ -n "$bad" ]; then echo "gofmt would change:"; echo "$bad"; exit 1; fi
+go vet ./...
+
+step "unit and end-to-end tests"
+go test -count=1 -timeout 45m ./...
+
+step "race detector on the concurrent packages"
+go test -count=1 -race ./internal/model/ ./internal/kube/ ./collectors/ ./internal/agent/
+
+step "API compatibility with ESO and Argo CD types"
+for m in test/apicompat/*/; do
+  [ -f "$m/go.mod" ] || continue
+  (cd "$m" && go test -count=1 ./...)
+done
+
+step "short fuzz budget"
+fuzztime=${DRIFTWATCH_FUZZTIME:-8s}
+for pkg in ./internal/parse/; do
+  for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
+    go test -run='^$' -fuzz="^$f\$" -fuzztime="$fuzztime" "$pkg"
+  done
+done
+step "done"
