@@ -100,6 +100,9 @@ func Expectations(v model.View, avail model.Availability) []Expectation {
 				}
 				k := expKey{p.Namespace, u.Secret, u.Key, SourcePod}
 				if seen[k] {
+					if !u.Optional {
+						set.m[k].Optional = false // a required use of the same key makes it required
+					}
 					continue // one pod counts once per expectation
 				}
 				seen[k] = true
