@@ -34,6 +34,9 @@ type Consumer struct {
 }
 
 func sortConsumers(cs []Consumer) {
+	if len(cs) < 2 {
+		return
+	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].Kind != cs[j].Kind {
 			return cs[i].Kind < cs[j].Kind

@@ -28,7 +28,7 @@ type expSet struct {
 	m map[expKey]*Expectation
 }
 
-func newExpSet() *expSet { return &expSet{m: map[expKey]*Expectation{}} }
+func newExpSet(size int) *expSet { return &expSet{m: make(map[expKey]*Expectation, size)} }
 
 func (s *expSet) add(ns, secret, key string, src Source, optional bool, c Consumer) {
 	k := expKey{ns, secret, key, src}
@@ -86,11 +86,12 @@ func ESExpectedKeys(e *model.ExternalSecret) []string {
 
 // Expectations gathers every expectation from the sources that are available.
 func Expectations(v model.View, avail model.Availability) []Expectation {
-	set := newExpSet()
+	np, ns, ne := v.Sizes()
+	set := newExpSet(np/2 + ns + ne*2)
 	if avail[model.ResPods] {
-		for _, p := range v.Pods() {
+		v.EachPod(func(p *model.Pod) {
 			if !PodActive(p) {
-				continue
+				return
 			}
 			c := Consumer{Kind: p.Workload.Kind, Name: p.Workload.Name, Pods: 1}
 			seen := map[expKey]bool{}
@@ -108,12 +109,12 @@ func Expectations(v model.View, avail model.Availability) []Expectation {
 				seen[k] = true
 				set.add(p.Namespace, u.Secret, u.Key, SourcePod, u.Optional, c)
 			}
-		}
+		})
 	}
 	if avail[model.ResExternalSecrets] {
-		for _, e := range v.ExternalSecrets() {
+		v.EachExternalSecret(func(e *model.ExternalSecret) {
 			if e.DecodeErr != "" || e.Ready.Status == "" {
-				continue // not reconciled yet: ESO has not acted, nothing to expect
+				return // not reconciled yet: ESO has not acted, nothing to expect
 			}
 			c := Consumer{Kind: "ExternalSecret", Name: e.Name}
 			keys := ESExpectedKeys(e)
@@ -126,7 +127,7 @@ func Expectations(v model.View, avail model.Availability) []Expectation {
 			for _, k := range e.ExpectedKeys {
 				set.add(e.Namespace, e.Target, k, SourceAnnotation, false, c)
 			}
-		}
+		})
 	}
 	if avail[model.ResHelmReleases] {
 		for _, h := range v.DeployedReleases() {
@@ -149,11 +150,14 @@ func Expectations(v model.View, avail model.Availability) []Expectation {
 			}
 		}
 	}
-	for _, s := range v.Secrets() {
+	v.EachSecret(func(s *model.Secret) {
+		if len(s.ExpectedKeys) == 0 {
+			return
+		}
 		c := Consumer{Kind: "Secret", Name: s.Name}
 		for _, k := range s.ExpectedKeys {
 			set.add(s.Namespace, s.Name, k, SourceAnnotation, false, c)
 		}
-	}
+	})
 	return set.list()
 }

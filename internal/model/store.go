@@ -264,6 +264,33 @@ func (v View) Secret(ns, name string) (*Secret, bool) {
 // Secrets returns every Secret, sorted by namespace and name.
 func (v View) Secrets() []*Secret { return sortedValues(v.s.secrets) }
 
+// EachPod calls fn for every pod in no particular order: for detectors that sort
+// their own output, it saves sorting the whole pod list per scrape.
+func (v View) EachPod(fn func(*Pod)) {
+	for _, p := range v.s.pods {
+		fn(p)
+	}
+}
+
+// EachSecret calls fn for every Secret in no particular order.
+func (v View) EachSecret(fn func(*Secret)) {
+	for _, s := range v.s.secrets {
+		fn(s)
+	}
+}
+
+// EachExternalSecret calls fn for every ExternalSecret in no particular order.
+func (v View) EachExternalSecret(fn func(*ExternalSecret)) {
+	for _, e := range v.s.es {
+		fn(e)
+	}
+}
+
+// Sizes returns the number of pods, Secrets and ExternalSecrets (for pre-sizing).
+func (v View) Sizes() (pods, secrets, externalSecrets int) {
+	return len(v.s.pods), len(v.s.secrets), len(v.s.es)
+}
+
 // Pods returns every pod, sorted.
 func (v View) Pods() []*Pod { return sortedValues(v.s.pods) }
 
