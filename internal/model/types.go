@@ -71,8 +71,8 @@ type LastApplied struct {
 	CreationPolicySet bool
 	// Size is the annotation's length in bytes.
 	Size int
-	// Err is a parse failure ("" when none); Truncated is true when the annotation
-	// exceeded the parse limit.
+	// Err is a parse failure ("" when none), including an annotation over the
+	// parse limit (internal/parse.MaxLastAppliedBytes).
 	Err string
 }
 
