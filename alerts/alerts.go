@@ -1,0 +1,72 @@
+// Package alerts ships driftwatch's Prometheus alerting rules and the list of
+// metrics the agent exports. The files are the product (driftwatch.rules.yaml is a
+// plain Prometheus rule file; the Helm chart renders it into a PrometheusRule); this
+// package embeds them so Go tests and the end-to-end stack can load them.
+package alerts
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+// Rules is alerts/driftwatch.rules.yaml: the rule groups, with job="driftwatch".
+//
+//go:embed driftwatch.rules.yaml
+var Rules []byte
+
+// RunbookBase prefixes every alert's runbook_url; the page is <AlertName>.md.
+const RunbookBase = "https://github.com/driftwatch/driftwatch/blob/main/docs/runbooks/"
+
+//go:embed metrics.txt
+var metricsTxt []byte
+
+// Metric is one line of metrics.txt.
+type Metric struct {
+	Name string
+	// Class is finding, inventory or self.
+	Class string
+	// Pending names the issue still adding the metric ("" when exported now).
+	Pending string
+}
+
+// Metrics parses metrics.txt: the one list of metric names driftwatch exports.
+func Metrics() ([]Metric, error) { return ParseMetrics(metricsTxt) }
+
+// ParseMetrics parses the metrics.txt format: NAME CLASS [pending:ISSUE], # comments.
+func ParseMetrics(b []byte) ([]Metric, error) {
+	var out []Metric
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || len(f) > 3 {
+			return nil, fmt.Errorf("metrics.txt:%d: want NAME CLASS [pending:ISSUE]", n)
+		}
+		m := Metric{Name: f[0], Class: f[1]}
+		switch m.Class {
+		case "finding", "inventory", "self":
+		default:
+			return nil, fmt.Errorf("metrics.txt:%d: class %q: want finding, inventory or self", n, m.Class)
+		}
+		if len(f) == 3 {
+			p, ok := strings.CutPrefix(f[2], "pending:")
+			if !ok || p == "" {
+				return nil, fmt.Errorf("metrics.txt:%d: third field %q: want pending:ISSUE", n, f[2])
+			}
+			m.Pending = p
+		}
+		if seen[m.Name] {
+			return nil, fmt.Errorf("metrics.txt:%d: %s listed twice", n, m.Name)
+		}
+		seen[m.Name] = true
+		out = append(out, m)
+	}
+	return out, sc.Err()
+}
