@@ -58,6 +58,15 @@ type secretHistory struct {
 	flips      []time.Time
 	flipsTotal uint64
 	writers    []writerAt
+	// untracked is set when a data change touched a key whose history is not kept
+	// (over KeysPerSecret, or a key added or removed).
+	untracked bool
+	// pinned is set at the first observed update that makes the live managedFields
+	// unreliable as a data-change estimate: a data change (observed times take
+	// over), or a metadata-only edit by a manager that also owns data (its entry's
+	// time moves without a data change). pinnedWrite is the estimate from before.
+	pinned      bool
+	pinnedWrite time.Time
 }
 
 // NewHistory makes an empty history.
@@ -93,36 +102,53 @@ func (h *History) Observe(r Ref, old, cur *Secret, now time.Time) {
 		}
 	}
 	if !changed {
+		// A metadata-only update by a manager that also owns data moves its
+		// managedFields time: that time no longer says when the data changed.
+		if ow, nw := lastDataWriteTime(old.Managers), lastDataWriteTime(cur.Managers); nw.After(ow) {
+			if sh := h.get(r); !sh.pinned {
+				sh.pinned, sh.pinnedWrite = true, ow
+			}
+		}
 		return
 	}
-	sh := h.secrets[r]
-	if sh == nil {
-		sh = &secretHistory{keys: map[string][]fpAt{}}
-		h.secrets[r] = sh
-	}
+	sh := h.get(r)
 	sh.lastChange = now
+	if !sh.pinned {
+		sh.pinned, sh.pinnedWrite = true, lastDataWriteTime(old.Managers)
+	}
+	for k := range old.Keys {
+		if _, found := cur.Keys[k]; !found {
+			sh.untracked = true // a key removed
+		}
+	}
 	cutoff := now.Add(-h.opts.Window)
 	if w := latestDataWriter(cur.Managers); w != "" {
-		sh.writers = appendBounded(sh.writers, writerAt{manager: w, at: now}, h.opts.EventsPerSecret)
+		sh.writers = noteWriter(sh.writers, w, now, h.opts.EventsPerSecret)
 	}
 	flipped := false
 	for k, nk := range cur.Keys {
 		ok, had := old.Keys[k]
-		if !had || ok.FP == nk.FP {
+		if !had {
+			sh.untracked = true // a key added
+			continue
+		}
+		if ok.FP == nk.FP {
 			continue
 		}
 		entries, tracked := sh.keys[k]
 		if !tracked {
 			if len(sh.keys) >= h.opts.KeysPerSecret {
+				sh.untracked = true
 				continue
 			}
 			// The old value was current until now; its real start is unknown.
 			entries = []fpAt{{fp: ok.FP, at: now}}
 		}
-		// Drop entries that fell out of the window, but keep the current one.
+		// Drop values replaced before the window began (entries[i+1].at is when
+		// entries[i] stopped being current), but keep the current one.
 		kept := entries[:0]
 		for i, e := range entries {
-			if e.at.After(cutoff) || i == len(entries)-1 {
+			if i == len(entries)-1 || entries[i+1].at.After(cutoff) {
 				kept = append(kept, e)
 			}
 		}
@@ -151,6 +177,48 @@ func appendBounded[T any](xs []T, x T, max int) []T {
 	return append(xs, x)
 }
 
+// noteWriter records manager m's data write at time at: one entry per manager
+// (its latest write), at most max managers, the one that wrote longest ago evicted
+// first, so a busy writer never pushes a rarer one out of the window.
+func noteWriter(ws []writerAt, m string, at time.Time, max int) []writerAt {
+	for i := range ws {
+		if ws[i].manager == m {
+			ws[i].at = at
+			return ws
+		}
+	}
+	if len(ws) >= max {
+		oldest := 0
+		for i := range ws {
+			if ws[i].at.Before(ws[oldest].at) {
+				oldest = i
+			}
+		}
+		ws[oldest] = writerAt{manager: m, at: at}
+		return ws
+	}
+	return append(ws, writerAt{manager: m, at: at})
+}
+
+func (h *History) get(r Ref) *secretHistory {
+	sh := h.secrets[r]
+	if sh == nil {
+		sh = &secretHistory{keys: map[string][]fpAt{}}
+		h.secrets[r] = sh
+	}
+	return sh
+}
+
+func lastDataWriteTime(ms []ManagedField) time.Time {
+	var t time.Time
+	for _, m := range ms {
+		if m.OwnsData && m.Time.After(t) {
+			t = m.Time
+		}
+	}
+	return t
+}
+
 func latestDataWriter(ms []ManagedField) string {
 	var best ManagedField
 	for _, m := range ms {
@@ -171,6 +239,34 @@ func (h *History) LastObservedChange(r Ref) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return sh.lastChange, true
+}
+
+// KeyLastChange says when key k of Secret r last changed value, as observed. known
+// is false when the observed history cannot tell (a key over the tracking cap, or
+// keys added or removed): use LastObservedChange. A zero time with known true means
+// no change of that key was observed.
+func (h *History) KeyLastChange(r Ref, k string) (t time.Time, known bool) {
+	sh := h.secrets[r]
+	if sh == nil || sh.lastChange.IsZero() {
+		return time.Time{}, true
+	}
+	if entries := sh.keys[k]; len(entries) > 0 {
+		return entries[len(entries)-1].at, true
+	}
+	return time.Time{}, !sh.untracked
+}
+
+// PinnedDataWrite is the managedFields-derived estimate of r's last data change as
+// it stood before the first observed data change or metadata-only edit by a data
+// owner; ok is false when neither was seen and the live managedFields still hold.
+// After a metadata-only edit the live time says when metadata changed, not data;
+// after an observed change it says nothing about keys that did not change.
+func (h *History) PinnedDataWrite(r Ref) (time.Time, bool) {
+	sh := h.secrets[r]
+	if sh == nil || !sh.pinned {
+		return time.Time{}, false
+	}
+	return sh.pinnedWrite, true
 }
 
 // FlipStats says how often Secret r flipped: within the window ending at now, and

@@ -1,0 +1,77 @@
+package collectors
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// maxWritersLabel bounds the writers label of driftwatch_secret_flapping (bytes;
+// cut on a manager-name boundary with ",..." when longer).
+const maxWritersLabel = 200
+
+var flapThreshold atomic.Int64
+
+func init() { flapThreshold.Store(detect.DefaultFlapThreshold) }
+
+// SetFlapThreshold sets how many flips within the history window make a Secret
+// flapping (driftwatch_secret_flapping); values below 1 restore the default (2).
+// Call it before serving metrics.
+func SetFlapThreshold(n int) {
+	if n < 1 {
+		n = detect.DefaultFlapThreshold
+	}
+	flapThreshold.Store(int64(n))
+}
+
+// FlapThreshold returns the threshold in use.
+func FlapThreshold() int { return int(flapThreshold.Load()) }
+
+var (
+	descFlipsTotal = newDesc("driftwatch_secret_flips_total",
+		"Times a key of the Secret returned to an earlier value (A→B→A) since driftwatch started; only Secrets that flipped.",
+		"namespace", "secret")
+	descFlapping = newDesc("driftwatch_secret_flapping",
+		"Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.",
+		"namespace", "secret", "writers")
+	descPodStale = newDesc("driftwatch_pod_stale_secret_seconds",
+		"Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value.",
+		"namespace", "pod", "container", "secret", "via")
+	descWorkloadStale = newDesc("driftwatch_workload_stale_pods",
+		"Running pods of a workload with a container older than the last data change of a Secret it read once at start.",
+		"namespace", "workload_kind", "workload", "secret")
+	descLastDataChange = newDesc("driftwatch_secret_last_data_change_timestamp_seconds",
+		"Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).",
+		"namespace", "secret", "source")
+)
+
+func init() {
+	register(
+		detector{name: "flips", requires: []model.Resource{model.ResSecrets}, emit: emitFlips},
+		detector{name: "stale_pods", requires: []model.Resource{model.ResSecrets, model.ResPods}, emit: emitStalePods},
+	)
+}
+
+func emitFlips(e *emitter, v model.View, a model.Availability, now time.Time) {
+	for _, f := range detect.Flapping(v, a, now, FlapThreshold()) {
+		e.counter(descFlipsTotal, float64(f.Total), f.Namespace, f.Secret)
+		if f.Flapping {
+			e.gauge(descFlapping, float64(f.FlipsInWindow), f.Namespace, f.Secret, joinBounded(f.Writers, maxWritersLabel))
+		}
+	}
+}
+
+func emitStalePods(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	res := detect.StalePods(v, a)
+	for _, s := range res.Stale {
+		e.gauge(descPodStale, s.Seconds, s.Namespace, s.Pod, s.Container, s.Secret, string(s.Via))
+	}
+	for _, w := range res.Workloads {
+		e.gauge(descWorkloadStale, float64(w.Pods), w.Namespace, w.WorkloadKind, w.Workload, w.Secret)
+	}
+	for _, c := range res.Changes {
+		e.gauge(descLastDataChange, float64(c.Time.UnixNano())/1e9, c.Namespace, c.Secret, string(c.Source))
+	}
+}

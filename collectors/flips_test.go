@@ -1,0 +1,189 @@
+package collectors
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// flHealth reports the listed resources as enabled and synced.
+type flHealth []model.Resource
+
+func (h flHealth) States() []model.ResourceState {
+	out := make([]model.ResourceState, 0, len(h))
+	for _, r := range h {
+		out = append(out, model.ResourceState{Resource: r, Enabled: true, Synced: true})
+	}
+	return out
+}
+
+var flNow = time.Unix(1_800_000_000, 0).UTC()
+
+func flSecret(ns, name string, keys map[string]string, mf ...model.ManagedField) *model.Secret {
+	s := &model.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + "-" + name)},
+		Keys: map[string]model.KeyInfo{}, Managers: mf}
+	for k, v := range keys {
+		var fp model.Fingerprint
+		copy(fp[:], v)
+		s.Keys[k] = model.KeyInfo{Len: len(v), FP: fp, TrimFP: fp}
+	}
+	return s
+}
+
+func flWrite(manager string, at time.Time) model.ManagedField {
+	return model.ManagedField{Manager: manager, Operation: "Update", Time: at, OwnsData: true}
+}
+
+func flPod(name string, started time.Time, uses ...model.SecretUse) *model.Pod {
+	return &model.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("u-" + name)},
+		Phase: "Running", StartTime: started, Workload: model.Workload{Kind: "Deployment", Name: "api"},
+		Containers: []model.Container{{Name: "app", Kind: model.ContainerRegular, Running: true, StartedAt: started}},
+		Uses:       uses}
+}
+
+// flStore: session-key flipped twice by two writers (flapping), cache-key once
+// (below the threshold), api-creds rotated once an hour after two of three api
+// pods started; web-config is read once and only known from managedFields;
+// tls is mounted as a plain volume and changed (never stale, no timestamp).
+func flStore() *model.Store {
+	s := model.NewStore(nil)
+	const eso = "externalsecrets.external-secrets.io/session-key"
+	at := func(m int) time.Time { return flNow.Add(time.Duration(m-10) * time.Minute) }
+	for i, w := range []struct{ val, mgr string }{{"A", eso}, {"B", "kubectl-client-side-apply"}, {"A", eso}, {"B", "kubectl-client-side-apply"}} {
+		s.UpsertSecret(flSecret("shop", "session-key", map[string]string{"KEY": w.val}, flWrite(w.mgr, at(i))), at(i))
+	}
+	for i, val := range []string{"X", "Y", "X"} {
+		s.UpsertSecret(flSecret("shop", "cache-key", map[string]string{"KEY": val}, flWrite("cache-operator", at(i))), at(i))
+	}
+	s.UpsertSecret(flSecret("shop", "api-creds", map[string]string{"pass": "P1"}), flNow.Add(-2*time.Hour))
+	s.UpsertSecret(flSecret("shop", "api-creds", map[string]string{"pass": "P2"}), flNow.Add(-time.Hour))
+	s.UpsertSecret(flSecret("shop", "tls", map[string]string{"crt": "C1"}), flNow.Add(-2*time.Hour))
+	s.UpsertSecret(flSecret("shop", "tls", map[string]string{"crt": "C2"}), flNow.Add(-time.Hour))
+	s.UpsertSecret(flSecret("shop", "web-config", map[string]string{"A": "a"}, flWrite("helm", flNow.Add(-48*time.Hour))), flNow.Add(-2*time.Hour))
+	uses := []model.SecretUse{
+		{Secret: "api-creds", Key: "pass", Via: model.ViaEnv, Container: "app"},
+		{Secret: "web-config", Via: model.ViaEnvFrom, Container: "app"},
+		{Secret: "tls", Via: model.ViaVolume, Container: "app"},
+	}
+	s.UpsertPod(flPod("api-1", flNow.Add(-90*time.Minute), uses...))
+	s.UpsertPod(flPod("api-2", flNow.Add(-100*time.Minute), uses...))
+	s.UpsertPod(flPod("api-3", flNow.Add(-10*time.Minute), uses...)) // restarted after the change
+	return s
+}
+
+var flipsMetrics = []string{"driftwatch_secret_flips_total", "driftwatch_secret_flapping", "driftwatch_pod_stale_secret_seconds",
+	"driftwatch_workload_stale_pods", "driftwatch_secret_last_data_change_timestamp_seconds"}
+
+const flipsHelp = `
+# HELP driftwatch_secret_flips_total Times a key of the Secret returned to an earlier value (A→B→A) since driftwatch started; only Secrets that flipped.
+# TYPE driftwatch_secret_flips_total counter
+driftwatch_secret_flips_total{namespace="shop",secret="cache-key"} 1
+driftwatch_secret_flips_total{namespace="shop",secret="session-key"} 2
+`
+
+const flappingHelp = `
+# HELP driftwatch_secret_flapping Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.
+# TYPE driftwatch_secret_flapping gauge
+driftwatch_secret_flapping{namespace="shop",secret="session-key",writers="externalsecrets.external-secrets.io/session-key,kubectl-client-side-apply"} 2
+`
+
+const staleHelp = `
+# HELP driftwatch_pod_stale_secret_seconds Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value.
+# TYPE driftwatch_pod_stale_secret_seconds gauge
+driftwatch_pod_stale_secret_seconds{container="app",namespace="shop",pod="api-1",secret="api-creds",via="env"} 1800
+driftwatch_pod_stale_secret_seconds{container="app",namespace="shop",pod="api-2",secret="api-creds",via="env"} 2400
+# HELP driftwatch_workload_stale_pods Running pods of a workload with a container older than the last data change of a Secret it read once at start.
+# TYPE driftwatch_workload_stale_pods gauge
+driftwatch_workload_stale_pods{namespace="shop",secret="api-creds",workload="api",workload_kind="Deployment"} 2
+# HELP driftwatch_secret_last_data_change_timestamp_seconds Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).
+# TYPE driftwatch_secret_last_data_change_timestamp_seconds gauge
+driftwatch_secret_last_data_change_timestamp_seconds{namespace="shop",secret="api-creds",source="observed"} 1.7999964e+09
+driftwatch_secret_last_data_change_timestamp_seconds{namespace="shop",secret="web-config",source="managed_fields"} 1.7998272e+09
+`
+
+func TestFlipsAndStalePodsCollector(t *testing.T) {
+	c := NewFindings(flStore(), flHealth{model.ResSecrets, model.ResPods}, Config{Now: func() time.Time { return flNow }})
+	if err := testutil.CollectAndCompare(c, strings.NewReader(flipsHelp+flappingHelp+staleHelp), flipsMetrics...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFlapThreshold(t *testing.T) {
+	defer SetFlapThreshold(0)
+	SetFlapThreshold(1)
+	if FlapThreshold() != 1 {
+		t.Fatalf("threshold = %d", FlapThreshold())
+	}
+	c := NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }})
+	want := flappingHelp + `driftwatch_secret_flapping{namespace="shop",secret="cache-key",writers="cache-operator"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "driftwatch_secret_flapping"); err != nil {
+		t.Fatal(err)
+	}
+	SetFlapThreshold(-5)
+	if FlapThreshold() != 2 {
+		t.Fatalf("threshold after reset = %d", FlapThreshold())
+	}
+	// Out of the window: flips stay counted, nothing flaps.
+	c = NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow.Add(2 * time.Hour) }})
+	if err := testutil.CollectAndCompare(c, strings.NewReader(flipsHelp), "driftwatch_secret_flips_total", "driftwatch_secret_flapping"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFlipsAndStalePodsNeedTheirCaches(t *testing.T) {
+	// Pods not synced: the stale_pods detector is off, flips still run.
+	c := NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }})
+	if err := testutil.CollectAndCompare(c, strings.NewReader(flipsHelp+flappingHelp), flipsMetrics...); err != nil {
+		t.Fatal(err)
+	}
+	// Secrets not synced: nothing at all.
+	c = NewFindings(flStore(), flHealth{model.ResPods}, Config{Now: func() time.Time { return flNow }})
+	if err := testutil.CollectAndCompare(c, strings.NewReader(""), flipsMetrics...); err != nil {
+		t.Fatal(err)
+	}
+	// driftwatch_detector_enabled says which of the two runs.
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }}))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "driftwatch_detector_enabled" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+	}
+	if got["flips"] != 1 || got["stale_pods"] != 0 {
+		t.Errorf("detector_enabled = %v", got)
+	}
+}
+
+func TestWritersLabelBounded(t *testing.T) {
+	s := model.NewStore(nil)
+	long := strings.Repeat("m", 90)
+	// The first record is an add: its writer (a) wrote before anything was observed.
+	for i := 0; i < 6; i++ {
+		val := []string{"A", "B"}[i%2]
+		s.UpsertSecret(flSecret("ns", "s", map[string]string{"K": val}, flWrite(long+string(rune('a'+i)), flNow.Add(time.Duration(i)*time.Second))),
+			flNow.Add(time.Duration(i)*time.Second))
+	}
+	c := NewFindings(s, flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow.Add(10 * time.Second) }})
+	want := flappingHelp[:strings.Index(flappingHelp, "driftwatch_secret_flapping{")] +
+		`driftwatch_secret_flapping{namespace="ns",secret="s",writers="` + long + "b," + long + `c,..."} 4
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "driftwatch_secret_flapping"); err != nil {
+		t.Fatal(err)
+	}
+}
