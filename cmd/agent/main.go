@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/demo"
 )
@@ -55,6 +56,7 @@ type options struct {
 	discoveryInterval       time.Duration
 	shard, shards           int
 	flipWindow              time.Duration
+	flapThreshold           int
 }
 
 // envDefault reads DRIFTWATCH_<NAME> so every flag can also come from the environment.
@@ -116,6 +118,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.shard, "shard", envInt("shard", 0), "this agent's shard (0-based), with --total-shards")
 	fs.IntVar(&o.shards, "total-shards", envInt("total-shards", 1), "number of shards; namespaces are assigned by a stable hash")
 	fs.DurationVar(&o.flipWindow, "flip-window", envDuration("flip-window", time.Hour), "how long a Secret's value changes are remembered to detect flips")
+	fs.IntVar(&o.flapThreshold, "flap-threshold", envInt("flap-threshold", 2), "flips within --flip-window that make a Secret flapping")
 	return fs
 }
 
@@ -239,6 +242,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.Findings.Inventory = o.inventory
 	cfg.Findings.OverdueFactor = o.overdueFactor
 	cfg.History.Window = o.flipWindow
+	dwcollectors.SetFlapThreshold(o.flapThreshold)
 	if o.demo {
 		cfg.OnListen = func(addr string) {
 			host := addr
