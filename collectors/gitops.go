@@ -1,0 +1,72 @@
+package collectors
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+var (
+	descLastAppliedTruncated = newDesc("driftwatch_last_applied_truncated",
+		"Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
+		"namespace", "kind", "name", "cause")
+	descArgoIgnoreListTrap = newDesc("driftwatch_argocd_ignore_list_trap",
+		"1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.",
+		"namespace", "application", "group", "kind", "path", "respect_ignore_differences")
+	descArgoNotConverging = newDesc("driftwatch_argocd_not_converging",
+		"Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).",
+		"namespace", "application")
+)
+
+// DefaultNotConvergingThreshold is how long an Application may stay OutOfSync after
+// a successful sync before driftwatch_argocd_not_converging reports it.
+const DefaultNotConvergingThreshold = 10 * time.Minute
+
+var notConvergingThreshold atomic.Int64
+
+func init() {
+	notConvergingThreshold.Store(int64(DefaultNotConvergingThreshold))
+	register(
+		// Secrets are the base; the ExternalSecret half is gated inside the detector
+		// on the ExternalSecrets cache, the desired lists on the Helm cache.
+		detector{name: "last_applied", requires: []model.Resource{model.ResSecrets}, emit: emitLastApplied},
+		detector{name: "argocd_ignore_trap", requires: []model.Resource{model.ResApplications}, emit: emitArgoIgnoreTrap},
+		detector{name: "argocd_not_converging", requires: []model.Resource{model.ResApplications}, emit: emitArgoNotConverging},
+	)
+}
+
+// SetNotConvergingThreshold sets the not-converging threshold (a flag of
+// cmd/agent); d <= 0 restores the default.
+func SetNotConvergingThreshold(d time.Duration) {
+	if d <= 0 {
+		d = DefaultNotConvergingThreshold
+	}
+	notConvergingThreshold.Store(int64(d))
+}
+
+// NotConvergingThreshold returns the threshold in use.
+func NotConvergingThreshold() time.Duration { return time.Duration(notConvergingThreshold.Load()) }
+
+func emitLastApplied(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, t := range detect.LastAppliedTruncated(v, a) {
+		e.gauge(descLastAppliedTruncated, float64(t.Missing), t.Namespace, t.Kind, t.Name, t.Cause)
+	}
+}
+
+func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, t := range detect.IgnoreListTraps(v, a) {
+		respect := "false"
+		if t.RespectIgnoreDifferences {
+			respect = "true"
+		}
+		e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect)
+	}
+}
+
+func emitArgoNotConverging(e *emitter, v model.View, a model.Availability, now time.Time) {
+	for _, n := range detect.NotConvergingApps(v, a, now, NotConvergingThreshold()) {
+		e.gauge(descArgoNotConverging, n.Seconds, n.Namespace, n.Application)
+	}
+}

@@ -1,0 +1,109 @@
+package collectors
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+func gitopsStore(now time.Time) *model.Store {
+	s := model.NewStore(nil)
+	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("gitops", "keys"), Target: "keys", DataKeys: []string{"A"},
+		LastApplied: &model.LastApplied{Kind: "ExternalSecret", Name: "keys", SpecDataKeys: []string{"A", "B"}, HasSpecData: true}})
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("gitops", "plain"), Keys: map[string]model.KeyInfo{"a": {Len: 1}, "b": {Len: 1}},
+		LastApplied: &model.LastApplied{Kind: "Secret", DataKeys: []string{"a"}}}, now)
+	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "trap"), RespectIgnoreDifferences: true, SyncStatus: "Synced",
+		IgnoreDifferences: []model.IgnoreDifference{{Group: "external-secrets.io", Kind: "ExternalSecret",
+			JSONPointers: []string{"/spec/data/0/remoteRef"}, JQPathExpressions: []string{".spec.data[]"}}}})
+	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "healthy"), SyncStatus: "Synced",
+		IgnoreDifferences: []model.IgnoreDifference{{Kind: "ConfigMap", JSONPointers: []string{"/metadata/annotations/foo"}}}})
+	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "stuck"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
+		OperationFinishedAt: now.Add(-20 * time.Minute)})
+	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "settling"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
+		OperationFinishedAt: now.Add(-5 * time.Minute)})
+	return s
+}
+
+const gitopsWant = `
+# HELP driftwatch_last_applied_truncated Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.
+# TYPE driftwatch_last_applied_truncated gauge
+driftwatch_last_applied_truncated{cause="last_applied_shorter",kind="Secret",name="plain",namespace="gitops"} 1
+driftwatch_last_applied_truncated{cause="live_shorter",kind="ExternalSecret",name="keys",namespace="gitops"} 1
+# HELP driftwatch_argocd_ignore_list_trap 1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.
+# TYPE driftwatch_argocd_ignore_list_trap gauge
+driftwatch_argocd_ignore_list_trap{application="trap",group="external-secrets.io",kind="ExternalSecret",namespace="argocd",path="/spec/data/0/remoteRef",respect_ignore_differences="true"} 1
+driftwatch_argocd_ignore_list_trap{application="trap",group="external-secrets.io",kind="ExternalSecret",namespace="argocd",path=".spec.data[]",respect_ignore_differences="true"} 1
+# HELP driftwatch_argocd_not_converging Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).
+# TYPE driftwatch_argocd_not_converging gauge
+driftwatch_argocd_not_converging{application="stuck",namespace="argocd"} 1200
+`
+
+func TestGitOpsCollectors(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	c := NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }})
+	if err := testutil.CollectAndCompare(c, strings.NewReader(gitopsWant),
+		"driftwatch_last_applied_truncated", "driftwatch_argocd_ignore_list_trap", "driftwatch_argocd_not_converging"); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNotConvergingThreshold(t *testing.T) {
+	defer SetNotConvergingThreshold(0)
+	now := time.Unix(1_800_000_000, 0)
+	c := NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }})
+	SetNotConvergingThreshold(time.Minute)
+	if n := testutil.CollectAndCount(c, "driftwatch_argocd_not_converging"); n != 2 {
+		t.Fatalf("1m threshold: want stuck and settling, got %d", n)
+	}
+	SetNotConvergingThreshold(time.Hour)
+	if n := testutil.CollectAndCount(c, "driftwatch_argocd_not_converging"); n != 0 {
+		t.Fatalf("1h threshold: want none, got %d", n)
+	}
+	SetNotConvergingThreshold(-1)
+	if NotConvergingThreshold() != DefaultNotConvergingThreshold {
+		t.Fatal("a non-positive threshold restores the default")
+	}
+}
+
+// Without the Applications cache the Argo CD detectors are disabled and silent.
+func TestGitOpsWithoutApplications(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	h := allAvailable()
+	h[model.ResApplications] = false
+	c := NewFindings(gitopsStore(now), h, Config{Now: func() time.Time { return now }})
+	for _, m := range []string{"driftwatch_argocd_ignore_list_trap", "driftwatch_argocd_not_converging"} {
+		if n := testutil.CollectAndCount(c, m); n != 0 {
+			t.Fatalf("%s: %d series without the Applications cache", m, n)
+		}
+	}
+	if n := testutil.CollectAndCount(c, "driftwatch_last_applied_truncated"); n != 2 {
+		t.Fatalf("last_applied does not need Applications: %d", n)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() == "driftwatch_detector_enabled" {
+			for _, m := range mf.Metric {
+				enabled[m.Label[0].GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	if enabled["argocd_ignore_trap"] != 0 || enabled["argocd_not_converging"] != 0 || enabled["last_applied"] != 1 {
+		t.Fatalf("detector_enabled: %v", enabled)
+	}
+}

@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// ArgoCDConfig enables the optional Argo CD API source of desired state
+// (--argocd-* flags). With Server empty the source is off.
+type ArgoCDConfig struct {
+	Server    string
+	TokenFile string
+	CAFile    string
+	Insecure  bool
+	// PollInterval between rounds (default 1m); Timeout per call (default 10s);
+	// RPS bounds the request rate (default 5/s).
+	PollInterval time.Duration
+	Timeout      time.Duration
+	RPS          float64
+	Logger       *slog.Logger
+}
+
+// StartArgoCD starts polling the Argo CD API for the desired state of the Secrets
+// and ExternalSecrets that Applications manage (per their status.resources), feeds
+// it to the model (desired lists for last_applied, the "argocd" expectation
+// source) and registers the poller's metrics (driftwatch_argocd_api_up,
+// driftwatch_argocd_requests_total). It returns an error, and starts nothing, when
+// the configuration is unusable (bad URL, token file missing or world-readable,
+// unreadable CA file). It returns nil without doing anything when Server is empty.
+// The poller stops when ctx ends.
+func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
+	if cfg.Server == "" {
+		return nil
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c, err := argocd.NewClient(argocd.ClientConfig{
+		Server: cfg.Server, TokenFile: cfg.TokenFile, CAFile: cfg.CAFile, Insecure: cfg.Insecure,
+		Interval: cfg.PollInterval, Timeout: cfg.Timeout, RPS: cfg.RPS, Logger: log.With("component", "argocd"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := a.Registry.Register(c); err != nil {
+		return fmt.Errorf("argocd: register metrics: %w", err)
+	}
+	log.Info("argocd: polling the API for desired state", "server", cfg.Server)
+	go c.Run(ctx, func() []model.Ref { return AppsManagingSecrets(a.Store) }, a.Store)
+	return nil
+}
+
+// AppsManagingSecrets lists the Applications whose status.resources include a
+// Secret or an ExternalSecret: the only ones whose managed resources matter.
+func AppsManagingSecrets(s *model.Store) []model.Ref {
+	var out []model.Ref
+	s.Read(func(v model.View) {
+		for _, app := range v.Apps() {
+			for _, r := range app.Resources {
+				if (r.Kind == "Secret" && r.Group == "") || (r.Kind == "ExternalSecret" && r.Group == "external-secrets.io") {
+					out = append(out, model.Ref{Namespace: app.Namespace, Name: app.Name})
+					break
+				}
+			}
+		}
+	})
+	return out
+}

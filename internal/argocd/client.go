@@ -1,0 +1,613 @@
+package argocd
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// ClientConfig configures the Argo CD API poller.
+type ClientConfig struct {
+	// Server is the Argo CD API base URL, e.g. https://argocd-server.argocd.svc
+	// (a path prefix such as https://host/argocd is kept). http:// is refused
+	// unless Insecure is set: the bearer token must not travel in clear text.
+	Server string
+	// TokenFile holds the API token (an Argo CD account or project token). It is
+	// re-read every poll round, so a rotated token is picked up, and it must not be
+	// world-readable.
+	TokenFile string
+	// CAFile, when set, is the PEM bundle the server certificate must chain to
+	// (instead of the system roots).
+	CAFile string
+	// Insecure skips TLS verification and allows http://. For tests and labs.
+	Insecure bool
+	// Timeout bounds each API call, reading the body included (default 10s).
+	Timeout time.Duration
+	// Interval is the pause between poll rounds when all is well (default 1m).
+	Interval time.Duration
+	// RPS bounds the request rate (default 5/s, no bursts).
+	RPS float64
+	// InitialBackoff and MaxBackoff shape the exponential backoff after a failed
+	// round (defaults 2s and 5m).
+	InitialBackoff, MaxBackoff time.Duration
+	Logger                     *slog.Logger
+	// Transport overrides the HTTP transport (tests). nil builds one from CAFile
+	// and Insecure.
+	Transport http.RoundTripper
+}
+
+func (c *ClientConfig) defaults() {
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.Interval <= 0 {
+		c.Interval = time.Minute
+	}
+	if c.RPS <= 0 {
+		c.RPS = 5
+	}
+	if c.InitialBackoff <= 0 {
+		c.InitialBackoff = 2 * time.Second
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 5 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Limits on what is read from the API and the token file.
+const (
+	MaxResponseBytes    = 64 << 20
+	MaxTargetStateBytes = 4 << 20
+	maxTokenBytes       = 64 << 10
+)
+
+// Sink receives the desired state. *model.Store implements it.
+type Sink interface {
+	SetArgoDesired(app model.Ref, items []model.DesiredObject)
+	ForgetArgoApp(app model.Ref)
+	ArgoDesiredApps() []model.Ref
+}
+
+var _ Sink = (*model.Store)(nil)
+
+// Client polls GET /api/v1/applications/{name}/managed-resources for the desired
+// state of the Secrets and ExternalSecrets Applications manage. It is a
+// prometheus.Collector of its own request metrics.
+type Client struct {
+	cfg     ClientConfig
+	base    *url.URL
+	http    *http.Client
+	limiter *rate.Limiter
+	log     *slog.Logger
+
+	requests *prometheus.CounterVec
+	up       prometheus.Gauge
+
+	mu     sync.Mutex
+	warned map[model.Ref]int // last per-app status logged, to log changes only
+}
+
+// NewClient checks the configuration (URL, token file readable and not
+// world-readable, CA file) and builds a client. It makes no request.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	cfg.defaults()
+	base, err := url.Parse(cfg.Server)
+	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") {
+		return nil, fmt.Errorf("argocd: server %q: want an http(s) URL such as https://argocd-server.argocd.svc", cfg.Server)
+	}
+	if base.User != nil || base.RawQuery != "" {
+		return nil, errors.New("argocd: server URL must not carry credentials or a query")
+	}
+	if base.Scheme == "http" && !cfg.Insecure {
+		return nil, fmt.Errorf("argocd: server %s is plain http: the token would travel in clear text (use https, or --argocd-insecure for a lab)", base.Redacted())
+	}
+	if cfg.TokenFile == "" {
+		return nil, errors.New("argocd: a token file is required (--argocd-token-file)")
+	}
+	if _, err := readToken(cfg.TokenFile); err != nil {
+		return nil, err
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tlsc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.CAFile != "" {
+			pem, err := os.ReadFile(cfg.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("argocd: CA file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("argocd: CA file %s holds no PEM certificate", cfg.CAFile)
+			}
+			tlsc.RootCAs = pool
+		}
+		if cfg.Insecure {
+			tlsc.InsecureSkipVerify = true // #nosec G402 -- explicit opt-in flag
+			cfg.Logger.Warn("argocd: TLS verification is off (--argocd-insecure)")
+		}
+		tr.TLSClientConfig = tlsc
+		rt = tr
+	}
+	c := &Client{
+		cfg:  cfg,
+		base: base,
+		http: &http.Client{Transport: rt,
+			// A redirect is an error: never replay the bearer token to another URL.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		limiter: rate.NewLimiter(rate.Limit(cfg.RPS), 1),
+		log:     cfg.Logger,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftwatch_argocd_requests_total",
+			Help: "Requests to the Argo CD API by HTTP status code (\"timeout\" or \"error\" when no response arrived)."}, []string{"code"}),
+		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftwatch_argocd_api_up",
+			Help: "1 when the last request to the Argo CD API was answered and understood, 0 otherwise."}),
+		warned: map[model.Ref]int{},
+	}
+	for _, code := range []string{"200", "401", "500", "timeout", "error"} {
+		c.requests.WithLabelValues(code) // start the common series at 0
+	}
+	return c, nil
+}
+
+// Describe implements prometheus.Collector.
+func (c *Client) Describe(ch chan<- *prometheus.Desc) {
+	c.requests.Describe(ch)
+	c.up.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (c *Client) Collect(ch chan<- prometheus.Metric) {
+	c.requests.Collect(ch)
+	c.up.Collect(ch)
+}
+
+// readToken reads the bearer token, refusing a world-readable file. Errors never
+// carry the file's content.
+func readToken(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("argocd: token file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("argocd: token file %s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o004 != 0 {
+		return "", fmt.Errorf("argocd: refusing token file %s: it is world-readable (mode %04o); chmod o-r it (in Kubernetes: defaultMode 0440 on the Secret volume)",
+			path, fi.Mode().Perm())
+	}
+	if fi.Size() > maxTokenBytes {
+		return "", fmt.Errorf("argocd: token file %s is larger than %d bytes", path, maxTokenBytes)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("argocd: token file: %w", err)
+	}
+	defer clear(b)
+	tok := bytes.TrimSpace(b)
+	if len(tok) == 0 {
+		return "", fmt.Errorf("argocd: token file %s is empty", path)
+	}
+	for _, ch := range tok {
+		if ch < 0x21 || ch > 0x7e {
+			return "", fmt.Errorf("argocd: token file %s holds characters a bearer token cannot have", path)
+		}
+	}
+	return string(tok), nil
+}
+
+// StatusError is a non-2xx answer.
+type StatusError struct {
+	App  model.Ref
+	Code int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("argocd: managed-resources of application %s: HTTP %d %s", e.App, e.Code, http.StatusText(e.Code))
+}
+
+// perApp reports whether the status concerns only this Application (it is gone or
+// this token may not read it), not the API as a whole.
+func (e *StatusError) perApp() bool {
+	return e.Code == http.StatusNotFound || e.Code == http.StatusForbidden
+}
+
+func (c *Client) endpoint(app model.Ref) string {
+	u := c.base.JoinPath("api", "v1", "applications", app.Name, "managed-resources")
+	q := url.Values{}
+	if app.Namespace != "" {
+		q.Set("appNamespace", app.Namespace)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// ManagedResources fetches one Application's managed resources and returns the
+// desired state of its Secrets and ExternalSecrets, value-free. It waits for the
+// rate limiter; the call itself is bounded by the configured timeout.
+func (c *Client) ManagedResources(ctx context.Context, app model.Ref) ([]model.DesiredObject, error) {
+	tok, err := readToken(c.cfg.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	return c.fetch(ctx, app, tok)
+}
+
+func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]model.DesiredObject, error) {
+	if err := c.limiter.Wait(ctx); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, c.endpoint(app), nil)
+	if err != nil {
+		return nil, fmt.Errorf("argocd: request for application %s: %w", app, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		code := "error"
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			code = "timeout"
+			err = fmt.Errorf("argocd: managed-resources of application %s: no answer within %s", app, c.cfg.Timeout)
+		} else {
+			err = fmt.Errorf("argocd: managed-resources of application %s: %w", app, unwrapURLError(err))
+		}
+		c.requests.WithLabelValues(code).Inc()
+		c.up.Set(0)
+		return nil, err
+	}
+	defer resp.Body.Close()
+	c.requests.WithLabelValues(strconv.Itoa(resp.StatusCode)).Inc()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		se := &StatusError{App: app, Code: resp.StatusCode}
+		if se.perApp() {
+			c.up.Set(1) // the API answered and accepted the token
+		} else {
+			c.up.Set(0)
+		}
+		return nil, se
+	}
+	items, err := decodeManagedResources(resp.Body)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() != nil {
+			err = fmt.Errorf("argocd: managed-resources of application %s: body not read within %s", app, c.cfg.Timeout)
+		} else {
+			err = fmt.Errorf("argocd: managed-resources of application %s: %w", app, err)
+		}
+		c.up.Set(0)
+		return nil, err
+	}
+	c.up.Set(1)
+	var out []model.DesiredObject
+	for _, it := range items {
+		if !wanted(it.Group, it.Kind) || it.TargetState == "" {
+			continue // not a Secret/ExternalSecret, or not in Git (to be pruned)
+		}
+		d, err := DesiredFromTargetState(it.Group, it.Kind, it.Namespace, it.Name, it.TargetState)
+		if err != nil {
+			c.log.Warn("argocd: cannot read the target state of a managed resource; skipped",
+				"application", app.String(), "kind", it.Kind, "namespace", it.Namespace, "name", it.Name, "err", err.Error())
+			continue
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// unwrapURLError drops *url.Error's method and URL prefix (they are in our own
+// message) and keeps the cause.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func wanted(group, kind string) bool {
+	return (kind == "Secret" && group == "") || (kind == "ExternalSecret" && group == "external-secrets.io")
+}
+
+// managedItem is ResourceDiff without liveState and the other states: the decoder
+// skips what it does not name, so live objects are never kept.
+type managedItem struct {
+	Group       string `json:"group,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	Name        string `json:"name,omitempty"`
+	TargetState string `json:"targetState,omitempty"`
+}
+
+func decodeManagedResources(body io.Reader) ([]managedItem, error) {
+	lr := &io.LimitedReader{R: body, N: MaxResponseBytes + 1}
+	buf, err := io.ReadAll(lr)
+	defer clear(buf)
+	if err != nil {
+		return nil, fmt.Errorf("reading the response: %w", err)
+	}
+	if len(buf) > MaxResponseBytes {
+		return nil, fmt.Errorf("response larger than %d bytes", MaxResponseBytes)
+	}
+	var resp struct {
+		Items []managedItem `json:"items"`
+	}
+	if err := json.Unmarshal(buf, &resp); err != nil {
+		return nil, jsonError("response", err)
+	}
+	return resp.Items, nil
+}
+
+// jsonError describes a decoding failure by position and Go type only: the
+// standard library's messages may quote input bytes.
+func jsonError(what string, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("malformed JSON %s at offset %d", what, se.Offset)
+	case errors.As(err, &te):
+		return fmt.Errorf("unexpected JSON %s in %s at offset %d", te.Value, what, te.Offset)
+	}
+	return fmt.Errorf("malformed JSON %s", what)
+}
+
+// discard accepts any JSON value and keeps nothing: map values decoded into it
+// (Secret data, template bodies) are never copied.
+type discard struct{}
+
+func (*discard) UnmarshalJSON([]byte) error { return nil }
+
+type tsMeta struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+type tsSecret struct {
+	Kind       string             `json:"kind"`
+	Metadata   tsMeta             `json:"metadata"`
+	Data       map[string]discard `json:"data"`
+	StringData map[string]discard `json:"stringData"`
+}
+
+type tsTemplateRef struct {
+	Items []struct {
+		Key        string `json:"key"`
+		TemplateAs string `json:"templateAs"`
+	} `json:"items"`
+}
+
+type tsExternalSecret struct {
+	Kind     string `json:"kind"`
+	Metadata tsMeta `json:"metadata"`
+	Spec     struct {
+		Data *[]struct {
+			SecretKey string `json:"secretKey"`
+		} `json:"data"`
+		Target struct {
+			Name     string `json:"name"`
+			Template *struct {
+				MergePolicy  string             `json:"mergePolicy"`
+				Data         map[string]discard `json:"data"`
+				TemplateFrom []struct {
+					Target    string         `json:"target"`
+					ConfigMap *tsTemplateRef `json:"configMap"`
+					Secret    *tsTemplateRef `json:"secret"`
+				} `json:"templateFrom"`
+			} `json:"template"`
+		} `json:"target"`
+	} `json:"spec"`
+}
+
+// DesiredFromTargetState reads the key names out of a managed resource's
+// targetState (a JSON manifest in a string) and drops the rest: for a Secret the
+// names of data and stringData; for an ExternalSecret spec.data secretKeys, the
+// target name and the keys its template renders. group/kind/namespace/name
+// identify the resource (the manifest may omit its namespace).
+func DesiredFromTargetState(group, kind, namespace, name, targetState string) (model.DesiredObject, error) {
+	d := model.DesiredObject{Group: group, Kind: kind, Namespace: namespace, Name: name}
+	if len(targetState) > MaxTargetStateBytes {
+		return d, fmt.Errorf("targetState larger than %d bytes", MaxTargetStateBytes)
+	}
+	buf := []byte(targetState)
+	defer clear(buf)
+	if t := bytes.TrimSpace(buf); len(t) == 0 || t[0] != '{' {
+		if !json.Valid(buf) {
+			return d, jsonError("targetState", json.Unmarshal(buf, new(any)))
+		}
+		return d, errors.New("targetState is not a JSON object")
+	}
+	switch {
+	case kind == "Secret" && group == "":
+		var s tsSecret
+		if err := json.Unmarshal(buf, &s); err != nil {
+			return d, jsonError("targetState", err)
+		}
+		if s.Kind != "" && s.Kind != kind {
+			return d, fmt.Errorf("targetState is a %q, not a %s", s.Kind, kind)
+		}
+		for k := range s.Data {
+			d.DataKeys = append(d.DataKeys, k)
+		}
+		for k := range s.StringData {
+			d.DataKeys = append(d.DataKeys, k)
+		}
+		d.DataKeys = sortUnique(d.DataKeys)
+	case kind == "ExternalSecret" && group == "external-secrets.io":
+		var e tsExternalSecret
+		if err := json.Unmarshal(buf, &e); err != nil {
+			return d, jsonError("targetState", err)
+		}
+		if e.Kind != "" && e.Kind != kind {
+			return d, fmt.Errorf("targetState is a %q, not a %s", e.Kind, kind)
+		}
+		if e.Spec.Data != nil {
+			d.HasSpecData = true
+			d.SpecDataKeys = []string{}
+			for _, x := range *e.Spec.Data {
+				d.SpecDataKeys = append(d.SpecDataKeys, x.SecretKey)
+			}
+		}
+		d.Target = e.Spec.Target.Name
+		if d.Target == "" {
+			d.Target = name
+		}
+		if tpl := e.Spec.Target.Template; tpl != nil {
+			d.HasTemplate = true
+			d.TemplateMergePolicy = tpl.MergePolicy
+			for k := range tpl.Data {
+				d.TemplateKeys = append(d.TemplateKeys, k)
+			}
+			for _, tf := range tpl.TemplateFrom {
+				if tf.Target != "" && !strings.EqualFold(tf.Target, "Data") {
+					continue
+				}
+				for _, ref := range []*tsTemplateRef{tf.ConfigMap, tf.Secret} {
+					if ref == nil {
+						continue
+					}
+					for _, it := range ref.Items {
+						if it.TemplateAs == "" || it.TemplateAs == "Values" {
+							d.TemplateKeys = append(d.TemplateKeys, it.Key)
+						}
+					}
+				}
+			}
+			d.TemplateKeys = sortUnique(d.TemplateKeys)
+		}
+	default:
+		return d, fmt.Errorf("kind %s/%s is not read", group, kind)
+	}
+	return d, nil
+}
+
+func sortUnique(s []string) []string {
+	if len(s) == 0 {
+		return s
+	}
+	sort.Strings(s)
+	out := s[:1]
+	for _, v := range s[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// PollOnce polls each Application once, in order, and records the result in sink.
+// A 404 or 403 for one Application forgets its desired state and moves on; any
+// other failure (token unreadable, 401, 5xx, timeout, malformed answer) ends the
+// round early and is returned: the rest keep their last known state.
+// Applications no longer listed are forgotten.
+func (c *Client) PollOnce(ctx context.Context, apps []model.Ref, sink Sink) error {
+	listed := make(map[model.Ref]bool, len(apps))
+	for _, a := range apps {
+		listed[a] = true
+	}
+	for _, known := range sink.ArgoDesiredApps() {
+		if !listed[known] {
+			sink.ForgetArgoApp(known)
+		}
+	}
+	if len(apps) == 0 {
+		return nil
+	}
+	tok, err := readToken(c.cfg.TokenFile)
+	if err != nil {
+		c.up.Set(0)
+		return err
+	}
+	for _, app := range apps {
+		items, err := c.fetch(ctx, app, tok)
+		var se *StatusError
+		switch {
+		case err == nil:
+			sink.SetArgoDesired(app, items)
+			c.noteApp(app, 0, nil)
+		case errors.As(err, &se) && se.perApp():
+			sink.ForgetArgoApp(app)
+			c.noteApp(app, se.Code, err)
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+// noteApp logs a per-application problem when it changes, not every round.
+func (c *Client) noteApp(app model.Ref, code int, err error) {
+	c.mu.Lock()
+	prev, seen := c.warned[app]
+	if code == 0 {
+		delete(c.warned, app)
+	} else {
+		c.warned[app] = code
+	}
+	c.mu.Unlock()
+	if code != 0 && (!seen || prev != code) {
+		c.log.Warn("argocd: application's managed resources not readable; its desired state is not used",
+			"application", app.String(), "err", err.Error())
+	}
+}
+
+// Run polls until ctx ends: a round over apps() every Interval, and after a
+// failed round an exponential backoff (cenkalti/backoff) instead, reset by the
+// next good round.
+func (c *Client) Run(ctx context.Context, apps func() []model.Ref, sink Sink) {
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(c.cfg.InitialBackoff),
+		backoff.WithMaxInterval(c.cfg.MaxBackoff),
+		backoff.WithMaxElapsedTime(0), // never give up
+	)
+	failing := false
+	for {
+		err := c.PollOnce(ctx, apps(), sink)
+		if ctx.Err() != nil {
+			return
+		}
+		wait := c.cfg.Interval
+		if err != nil {
+			wait = b.NextBackOff()
+			c.log.Warn("argocd: poll failed; retrying with backoff", "retry_in", wait.Round(time.Millisecond).String(), "err", err.Error())
+			failing = true
+		} else {
+			if failing {
+				c.log.Info("argocd: API reachable again")
+			}
+			failing = false
+			b.Reset()
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}

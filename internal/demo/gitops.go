@@ -1,0 +1,155 @@
+package demo
+
+import (
+	"encoding/json"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// GitOps part, namespace "gitops": truncated last-applied records, the Argo CD
+// ignore-paths trap and a never-converging Application. Expected findings:
+//
+//   - driftwatch_last_applied_truncated{kind="ExternalSecret",name="payments-keys",cause="last_applied_shorter"} 1
+//     (ADYEN_KEY was added with kubectl edit: the next kubectl apply drops it);
+//   - ...{name="orders-keys",cause="truncated_patch"} 1 (the Helm chart renders
+//     DB_PASSWORD but what was applied already lacked it), and the Helm source
+//     then misses DB_PASSWORD in Secret orders-keys;
+//   - ...{name="search-keys",cause="reverted_after_apply"} 1 (applied in full,
+//     SEARCH_PASS removed from the live object afterwards), and the Helm source
+//     misses SEARCH_PASS in Secret search-keys;
+//   - driftwatch_argocd_ignore_list_trap{application="keys-trap",path="/spec/data/0/remoteRef",respect_ignore_differences="true"} 1;
+//   - driftwatch_argocd_not_converging{application="stuck"} ≈ 1200.
+//
+// The target Secrets carry their ExternalSecret's last-applied annotation, as ESO
+// copies it: it describes an ExternalSecret and must not be judged as a Secret's.
+// Application "web" ignores /metadata/annotations/foo and is healthy.
+func init() { addPart(gitopsPart) }
+
+const gitopsNS = "gitops"
+
+func gitopsPart(now time.Time) (core, dyn []runtime.Object) {
+	fresh := now.Add(-5 * time.Minute)
+	vault := map[string]any{"name": "vault", "kind": "SecretStore"}
+	es := func(name string, live, applied []string) *unstructured.Unstructured {
+		spec := map[string]any{"secretStoreRef": vault, "refreshInterval": "1h",
+			"target": map[string]any{"name": name, "creationPolicy": "Owner"}, "data": esData(live...)}
+		u := externalSecret(gitopsNS, name, spec, "True", "SecretSynced", fresh)
+		u.SetAnnotations(map[string]string{lastAppliedAnn: esLastApplied(name, applied)})
+		return u
+	}
+	target := func(name string, keys ...string) runtime.Object {
+		data := map[string]string{}
+		for _, k := range keys {
+			data[k] = "demo-" + k
+		}
+		applied := map[string][]string{"payments-keys": {"STRIPE_KEY", "PAYPAL_KEY"},
+			"orders-keys": {"DB_URL", "DB_USER"}, "search-keys": {"SEARCH_USER", "SEARCH_PASS"}}[name]
+		s := secret(gitopsNS, name, data, map[string]string{lastAppliedAnn: esLastApplied(name, applied)})
+		// Written by ESO: its controller ownerReference and managed label.
+		ctrl := true
+		s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret",
+			Name: name, UID: types.UID("uid-es-" + gitopsNS + "-" + name), Controller: &ctrl}}
+		s.Labels = map[string]string{"reconcile.external-secrets.io/managed": "true"}
+		return s
+	}
+
+	dyn = append(dyn,
+		es("payments-keys", []string{"STRIPE_KEY", "PAYPAL_KEY", "ADYEN_KEY"}, []string{"STRIPE_KEY", "PAYPAL_KEY"}),
+		es("orders-keys", []string{"DB_URL", "DB_USER"}, []string{"DB_URL", "DB_USER"}),
+		es("search-keys", []string{"SEARCH_USER"}, []string{"SEARCH_USER", "SEARCH_PASS"}),
+		store("SecretStore", gitopsNS, "vault", map[string]any{"vault": map[string]any{"server": "https://vault.example:8200"}}, "True", "Valid"),
+	)
+	core = append(core,
+		target("payments-keys", "STRIPE_KEY", "PAYPAL_KEY", "ADYEN_KEY"),
+		target("orders-keys", "DB_URL", "DB_USER"),
+		target("search-keys", "SEARCH_USER"),
+		helmRelease(gitopsNS, "orders", 1, "deployed", ordersManifest),
+	)
+
+	esRes := func(name string) map[string]any {
+		return map[string]any{"group": "external-secrets.io", "version": "v1", "kind": "ExternalSecret",
+			"namespace": gitopsNS, "name": name, "status": "Synced"}
+	}
+	dyn = append(dyn,
+		argoApp("keys-trap", map[string]any{
+			"ignoreDifferences": []any{map[string]any{"group": "external-secrets.io", "kind": "ExternalSecret",
+				"jsonPointers": []any{"/spec/data/0/remoteRef"}}},
+			"syncPolicy": map[string]any{"automated": map[string]any{}, "syncOptions": []any{"RespectIgnoreDifferences=true"}},
+		}, "Synced", "Succeeded", now.Add(-time.Hour), esRes("payments-keys")),
+		argoApp("web", map[string]any{
+			"ignoreDifferences": []any{map[string]any{"group": "apps", "kind": "Deployment",
+				"jsonPointers": []any{"/metadata/annotations/foo"}}},
+		}, "Synced", "Succeeded", now.Add(-time.Hour),
+			map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": gitopsNS, "name": "web", "status": "Synced"}),
+		argoApp("stuck", map[string]any{}, "OutOfSync", "Succeeded", now.Add(-20*time.Minute), esRes("search-keys")),
+	)
+	return core, dyn
+}
+
+const lastAppliedAnn = "kubectl.kubernetes.io/last-applied-configuration"
+
+// esLastApplied renders what kubectl apply stores: the applied manifest as
+// compact JSON (an ExternalSecret holds no values).
+func esLastApplied(name string, keys []string) string {
+	b, _ := json.Marshal(map[string]any{
+		"apiVersion": "external-secrets.io/v1", "kind": "ExternalSecret",
+		"metadata": map[string]any{"name": name, "namespace": gitopsNS},
+		"spec": map[string]any{"secretStoreRef": map[string]any{"name": "vault", "kind": "SecretStore"},
+			"refreshInterval": "1h", "target": map[string]any{"name": name, "creationPolicy": "Owner"}, "data": esData(keys...)},
+	})
+	return string(b)
+}
+
+func argoApp(name string, spec map[string]any, sync, phase string, finished time.Time, resources ...map[string]any) *unstructured.Unstructured {
+	spec["project"] = "default"
+	spec["destination"] = map[string]any{"server": "https://kubernetes.default.svc", "namespace": gitopsNS}
+	spec["source"] = map[string]any{"repoURL": "https://git.example/platform/apps.git", "path": name, "targetRevision": "main"}
+	res := make([]any, 0, len(resources))
+	for _, r := range resources {
+		res = append(res, r)
+	}
+	return unstr(map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"namespace": gitopsNS, "name": name, "uid": "uid-app-" + name},
+		"spec":     spec,
+		"status": map[string]any{
+			"sync":      map[string]any{"status": sync, "revision": "4f1c2a9"},
+			"health":    map[string]any{"status": "Healthy"},
+			"resources": res,
+			"operationState": map[string]any{"phase": phase,
+				"startedAt":  finished.Add(-30 * time.Second).UTC().Format(time.RFC3339),
+				"finishedAt": finished.UTC().Format(time.RFC3339)},
+		},
+	})
+}
+
+// ordersManifest is the orders chart's rendering: both ExternalSecrets in full.
+const ordersManifest = `---
+# Source: orders/templates/externalsecrets.yaml
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: orders-keys
+spec:
+  secretStoreRef: {name: vault, kind: SecretStore}
+  target: {name: orders-keys}
+  data:
+  - {secretKey: DB_URL, remoteRef: {key: demo/DB_URL}}
+  - {secretKey: DB_USER, remoteRef: {key: demo/DB_USER}}
+  - {secretKey: DB_PASSWORD, remoteRef: {key: demo/DB_PASSWORD}}
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: search-keys
+spec:
+  secretStoreRef: {name: vault, kind: SecretStore}
+  target: {name: search-keys}
+  data:
+  - {secretKey: SEARCH_USER, remoteRef: {key: demo/SEARCH_USER}}
+  - {secretKey: SEARCH_PASS, remoteRef: {key: demo/SEARCH_PASS}}
+`

@@ -1,0 +1,177 @@
+package model
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+	"weak"
+)
+
+// DesiredObject is the value-free desired state of one Secret or ExternalSecret an
+// Argo CD Application manages, as read from the Argo CD API's targetState. Only key
+// names are kept: the manifest itself is parsed and dropped.
+type DesiredObject struct {
+	// App is the Application whose target state this is (set by SetArgoDesired).
+	App       Ref
+	Group     string
+	Kind      string // Secret or ExternalSecret
+	Namespace string
+	Name      string
+
+	// Secrets: the key names of data and stringData, sorted and deduplicated.
+	DataKeys []string
+
+	// ExternalSecrets: spec.data[].secretKey in order, whether spec.data is present,
+	// the target Secret (spec.target.name, defaulted to Name) and what the template
+	// renders.
+	SpecDataKeys        []string
+	HasSpecData         bool
+	Target              string
+	TemplateKeys        []string
+	TemplateMergePolicy string
+	HasTemplate         bool
+}
+
+type desiredKey struct {
+	ns, kind, name string
+}
+
+// argoDesired is the desired state fetched from the Argo CD API. It has its own lock
+// so the poller never contends with the informers' writers; the store's read lock
+// and this lock are never held in the opposite order.
+type argoDesired struct {
+	mu    sync.RWMutex
+	byApp map[Ref][]DesiredObject
+	// index: object → the Applications that declare it (normally one).
+	index map[desiredKey][]Ref
+}
+
+// desiredOf maps a Store to its desired-state table. The Store type lives in
+// store.go; the table hangs off it by a weak key so it adds no field there and
+// goes away with its Store.
+var desiredOf sync.Map // weak.Pointer[Store] → *argoDesired
+
+func (s *Store) argoDesired() *argoDesired {
+	k := weak.Make(s)
+	if d, ok := desiredOf.Load(k); ok {
+		return d.(*argoDesired)
+	}
+	d, loaded := desiredOf.LoadOrStore(k, &argoDesired{byApp: map[Ref][]DesiredObject{}, index: map[desiredKey][]Ref{}})
+	if !loaded {
+		runtime.AddCleanup(s, func(k weak.Pointer[Store]) { desiredOf.Delete(k) }, k)
+	}
+	return d.(*argoDesired)
+}
+
+// SetArgoDesired replaces the desired objects of Application app. An empty list
+// keeps the Application known with nothing desired.
+func (s *Store) SetArgoDesired(app Ref, items []DesiredObject) {
+	d := s.argoDesired()
+	cp := make([]DesiredObject, len(items))
+	for i, it := range items {
+		it.App = app
+		if it.Kind == "ExternalSecret" && it.Target == "" {
+			it.Target = it.Name
+		}
+		it.DataKeys = append([]string(nil), it.DataKeys...)
+		it.SpecDataKeys = append([]string(nil), it.SpecDataKeys...)
+		it.TemplateKeys = append([]string(nil), it.TemplateKeys...)
+		cp[i] = it
+	}
+	sort.Slice(cp, func(i, j int) bool {
+		a, b := cp[i], cp[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.unindex(app)
+	d.byApp[app] = cp
+	for _, it := range cp {
+		k := desiredKey{it.Namespace, it.Kind, it.Name}
+		d.index[k] = append(d.index[k], app)
+		sortRefs(d.index[k])
+	}
+}
+
+// ForgetArgoApp drops the desired objects of an Application.
+func (s *Store) ForgetArgoApp(app Ref) {
+	d := s.argoDesired()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.unindex(app)
+	delete(d.byApp, app)
+}
+
+// ArgoDesiredApps lists the Applications with recorded desired state, sorted.
+func (s *Store) ArgoDesiredApps() []Ref {
+	d := s.argoDesired()
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]Ref, 0, len(d.byApp))
+	for r := range d.byApp {
+		out = append(out, r)
+	}
+	sortRefs(out)
+	return out
+}
+
+func (d *argoDesired) unindex(app Ref) {
+	for _, it := range d.byApp[app] {
+		k := desiredKey{it.Namespace, it.Kind, it.Name}
+		refs := d.index[k][:0]
+		for _, r := range d.index[k] {
+			if r != app {
+				refs = append(refs, r)
+			}
+		}
+		if len(refs) == 0 {
+			delete(d.index, k)
+		} else {
+			d.index[k] = refs
+		}
+	}
+}
+
+// ArgoDesired returns the desired state of object ns/name of kind (Secret or
+// ExternalSecret) from the Argo CD API, when an Application declares it. When
+// several do (a misconfiguration Argo CD itself warns about), the first by
+// namespace and name wins.
+func (v View) ArgoDesired(ns, kind, name string) (DesiredObject, bool) {
+	d := v.s.argoDesired()
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	apps := d.index[desiredKey{ns, kind, name}]
+	if len(apps) == 0 {
+		return DesiredObject{}, false
+	}
+	for _, it := range d.byApp[apps[0]] {
+		if it.Namespace == ns && it.Kind == kind && it.Name == name {
+			return it, true
+		}
+	}
+	return DesiredObject{}, false
+}
+
+// ArgoDesiredAll returns every desired object, sorted by Application, then
+// namespace, kind and name. The slices inside are shared: do not modify them.
+func (v View) ArgoDesiredAll() []DesiredObject {
+	d := v.s.argoDesired()
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	apps := make([]Ref, 0, len(d.byApp))
+	for r := range d.byApp {
+		apps = append(apps, r)
+	}
+	sortRefs(apps)
+	var out []DesiredObject
+	for _, r := range apps {
+		out = append(out, d.byApp[r]...)
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package model
+
+import (
+	"reflect"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"weak"
+)
+
+func TestArgoDesired(t *testing.T) {
+	s := NewStore(nil)
+	app := Ref{Namespace: "argocd", Name: "shop"}
+	items := []DesiredObject{
+		{Kind: "Secret", Namespace: "shop", Name: "db", DataKeys: []string{"password", "user"}},
+		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", SpecDataKeys: []string{"A", "B"}, HasSpecData: true},
+	}
+	s.SetArgoDesired(app, items)
+	items[0].DataKeys[0] = "mutated" // the store keeps its own copy
+
+	s.Read(func(v View) {
+		got, ok := v.ArgoDesired("shop", "Secret", "db")
+		if !ok || got.App != app || !reflect.DeepEqual(got.DataKeys, []string{"password", "user"}) {
+			t.Fatalf("Secret: %+v %v", got, ok)
+		}
+		es, ok := v.ArgoDesired("shop", "ExternalSecret", "api")
+		if !ok || es.Target != "api" {
+			t.Fatalf("ExternalSecret target defaults to its name: %+v", es)
+		}
+		if _, ok := v.ArgoDesired("shop", "Secret", "api"); ok {
+			t.Fatal("kind is part of the key")
+		}
+		if all := v.ArgoDesiredAll(); len(all) != 2 || all[0].Kind != "ExternalSecret" {
+			t.Fatalf("all: %+v", all)
+		}
+	})
+
+	// Replacing an Application's list drops what it no longer declares.
+	s.SetArgoDesired(app, items[1:])
+	s.Read(func(v View) {
+		if _, ok := v.ArgoDesired("shop", "Secret", "db"); ok {
+			t.Fatal("db is no longer desired")
+		}
+	})
+
+	// Two Applications declaring one object: the first by name wins; forgetting it
+	// falls back to the other.
+	other := Ref{Namespace: "argocd", Name: "aaa"}
+	s.SetArgoDesired(other, []DesiredObject{{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", Target: "t"}})
+	s.Read(func(v View) {
+		if got, _ := v.ArgoDesired("shop", "ExternalSecret", "api"); got.App != other {
+			t.Fatalf("want %v, got %v", other, got.App)
+		}
+	})
+	s.ForgetArgoApp(other)
+	s.Read(func(v View) {
+		if got, _ := v.ArgoDesired("shop", "ExternalSecret", "api"); got.App != app {
+			t.Fatalf("want %v, got %v", app, got.App)
+		}
+	})
+	if apps := s.ArgoDesiredApps(); !reflect.DeepEqual(apps, []Ref{app}) {
+		t.Fatalf("apps: %v", apps)
+	}
+	s.ForgetArgoApp(app)
+	s.Read(func(v View) {
+		if len(v.ArgoDesiredAll()) != 0 {
+			t.Fatal("forgotten")
+		}
+	})
+}
+
+// Two stores never share desired state.
+func TestArgoDesiredPerStore(t *testing.T) {
+	a, b := NewStore(nil), NewStore(nil)
+	a.SetArgoDesired(Ref{Namespace: "x", Name: "app"}, []DesiredObject{{Kind: "Secret", Namespace: "x", Name: "s"}})
+	b.Read(func(v View) {
+		if _, ok := v.ArgoDesired("x", "Secret", "s"); ok {
+			t.Fatal("leaked across stores")
+		}
+	})
+}
+
+// Concurrent writers and readers (run with -race).
+func TestArgoDesiredConcurrent(t *testing.T) {
+	s := NewStore(nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 200; j++ {
+				s.SetArgoDesired(Ref{Namespace: "a", Name: "app"}, []DesiredObject{{Kind: "Secret", Namespace: "n", Name: "s", DataKeys: []string{"k"}}})
+				s.ForgetArgoApp(Ref{Namespace: "a", Name: "app"})
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 200; j++ {
+				s.Read(func(v View) { v.ArgoDesired("n", "Secret", "s"); v.ArgoDesiredAll() })
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// The side table does not keep a Store alive.
+func TestArgoDesiredReleased(t *testing.T) {
+	s := NewStore(nil)
+	s.SetArgoDesired(Ref{Namespace: "a", Name: "b"}, nil)
+	k := weak.Make(s)
+	s = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		if _, ok := desiredOf.Load(k); !ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("desired state outlived its store")
+}
