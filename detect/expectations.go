@@ -150,6 +150,11 @@ func Expectations(v model.View, avail model.Availability) []Expectation {
 			}
 		}
 	}
+	for _, e := range ArgoExpectations(v) {
+		for _, c := range e.Consumers {
+			set.add(e.Namespace, e.Secret, e.Key, e.Source, e.Optional, c)
+		}
+	}
 	v.EachSecret(func(s *model.Secret) {
 		if len(s.ExpectedKeys) == 0 {
 			return

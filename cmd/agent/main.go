@@ -57,6 +57,8 @@ type options struct {
 	shard, shards           int
 	flipWindow              time.Duration
 	flapThreshold           int
+	argo                    agent.ArgoCDConfig
+	notConverging           time.Duration
 }
 
 // envDefault reads DRIFTWATCH_<NAME> so every flag can also come from the environment.
@@ -118,6 +120,14 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.shard, "shard", envInt("shard", 0), "this agent's shard (0-based), with --total-shards")
 	fs.IntVar(&o.shards, "total-shards", envInt("total-shards", 1), "number of shards; namespaces are assigned by a stable hash")
 	fs.DurationVar(&o.flipWindow, "flip-window", envDuration("flip-window", time.Hour), "how long a Secret's value changes are remembered to detect flips")
+	fs.StringVar(&o.argo.Server, "argocd-server", envDefault("argocd-server", ""), "Argo CD API URL; enables the argocd expectation source (desired state from managed-resources)")
+	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", envDefault("argocd-token-file", ""), "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")
+	fs.StringVar(&o.argo.CAFile, "argocd-ca-file", envDefault("argocd-ca-file", ""), "CA bundle to verify the Argo CD API's certificate")
+	fs.BoolVar(&o.argo.Insecure, "argocd-insecure", envBool("argocd-insecure", false), "skip TLS verification of the Argo CD API and allow http:// (testing only)")
+	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", envDuration("argocd-poll-interval", time.Minute), "interval between rounds of Argo CD API polling")
+	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", envDuration("argocd-timeout", 10*time.Second), "timeout of one Argo CD API call")
+	fs.Float64Var(&o.argo.RPS, "argocd-rps", envFloat("argocd-rps", 5), "maximum Argo CD API requests per second")
+	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", envDuration("argocd-not-converging-threshold", 10*time.Minute), "report an Application OutOfSync this long after a Succeeded sync")
 	fs.IntVar(&o.flapThreshold, "flap-threshold", envInt("flap-threshold", 2), "flips within --flip-window that make a Secret flapping")
 	return fs
 }
@@ -243,6 +253,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.Findings.OverdueFactor = o.overdueFactor
 	cfg.History.Window = o.flipWindow
 	dwcollectors.SetFlapThreshold(o.flapThreshold)
+	dwcollectors.SetNotConvergingThreshold(o.notConverging)
 	if o.demo {
 		cfg.OnListen = func(addr string) {
 			host := addr
@@ -253,6 +264,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	a := agent.New(clients, cfg)
+	o.argo.Logger = log
+	if err := a.StartArgoCD(ctx, o.argo); err != nil {
+		fmt.Fprintln(stderr, "agent: argocd:", err)
+		return 2
+	}
 	if err := a.Run(ctx, cfg); err != nil {
 		log.Error("agent stopped", "err", err)
 		return 1

@@ -90,6 +90,8 @@ func series(t *testing.T, text string) map[string][]string {
 // healthy objects.
 var wantDemo = map[string][]string{
 	"driftwatch_secret_missing_key": {
+		"key=DB_PASSWORD,namespace=gitops,secret=orders-keys,source=helm",
+		"key=SEARCH_PASS,namespace=gitops,secret=search-keys,source=helm",
 		"key=STRIPE_KEY,namespace=shop,secret=payments-api,source=externalsecret",
 		"key=STRIPE_KEY,namespace=shop,secret=payments-api,source=pod",
 		"key=TOKEN,namespace=shop,secret=legacy-api,source=annotation",
@@ -113,6 +115,8 @@ var inventoryMetrics = map[string]bool{
 	"driftwatch_externalsecret_sync_age_seconds": true,
 	"driftwatch_secret_consumer_info":            true,
 	"driftwatch_secret_consumer_pods":            true,
+	// The last data change of Secrets read once at start, healthy or not.
+	"driftwatch_secret_last_data_change_timestamp_seconds": true,
 }
 
 func TestDemoServesExactFindings(t *testing.T) {
