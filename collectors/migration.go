@@ -1,0 +1,128 @@
+package collectors
+
+import (
+	"sync"
+	"time"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// Migration and identity findings: continuous compare of declared pairs,
+// adoption safety, workload identity.
+var (
+	descCompareMismatch = newDesc("driftwatch_compare_mismatch",
+		"1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent "+
+			"(with --no-key-label: the number of keys per verdict and hint, key empty). "+
+			"verdict: mismatch, missing_from_store, only_in_store, live_secret_absent, store_secret_absent; hint: whitespace or empty.",
+		"namespace", "secret", "compare_with", "key", "verdict", "hint")
+	descCompareReady = newDesc("driftwatch_compare_ready",
+		"1 when both Secrets of a compare pair exist and every key matches (safe to adopt), else 0.",
+		"namespace", "secret", "compare_with")
+	descUnsafe = newDesc("driftwatch_externalsecret_unsafe",
+		"1 when an ExternalSecret's configuration can destroy or leak data on adoption or deletion. "+
+			"reason: implicit_creation_policy, owner_over_existing, delete_with_merge, unexpected_keys.",
+		"namespace", "externalsecret", "reason")
+	descDuplicate = newDesc("driftwatch_secret_duplicate_credentials",
+		"1 when a Secret holds exactly the same data as another Secret of its namespace (duplicate_of, the first in lexical order).",
+		"namespace", "secret", "duplicate_of")
+	descLastAppliedData = newDesc("driftwatch_secret_last_applied_data",
+		"1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
+		"namespace", "secret", "stale")
+	descIdentityMissing = newDesc("driftwatch_serviceaccount_workload_identity_missing",
+		"1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.",
+		"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason")
+	descIdentityInfo = newDesc("driftwatch_serviceaccount_workload_identity_info",
+		"1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.",
+		"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason")
+)
+
+var (
+	esoSAMu sync.RWMutex
+	esoSA   = detect.DefaultESOServiceAccount
+)
+
+// SetESOControllerServiceAccount sets the ServiceAccount of the ESO controller,
+// which ambient store auth runs as (default external-secrets/external-secrets).
+// Empty arguments keep the corresponding default.
+func SetESOControllerServiceAccount(ns, name string) {
+	esoSAMu.Lock()
+	defer esoSAMu.Unlock()
+	esoSA = detect.DefaultESOServiceAccount
+	if ns != "" {
+		esoSA.Namespace = ns
+	}
+	if name != "" {
+		esoSA.Name = name
+	}
+}
+
+// ESOControllerServiceAccount returns the configured ESO controller ServiceAccount.
+func ESOControllerServiceAccount() model.Ref {
+	esoSAMu.RLock()
+	defer esoSAMu.RUnlock()
+	return esoSA
+}
+
+func init() {
+	register(
+		detector{name: "compare", requires: []model.Resource{model.ResSecrets}, emit: emitCompare},
+		// adoption needs Secrets; its ExternalSecret rules also need ExternalSecrets
+		// and stay silent without them (duplicates and last-applied data still run).
+		detector{name: "adoption", requires: []model.Resource{model.ResSecrets}, emit: emitAdoption},
+		detector{name: "workload_identity", requires: []model.Resource{model.ResServiceAccounts,
+			model.ResSecretStores, model.ResClusterSecretStores}, emit: emitWorkloadIdentity},
+	)
+}
+
+func emitCompare(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, p := range detect.ComparePairs(v, a) {
+		e.gauge(descCompareReady, b2f(p.Ready), p.Namespace, p.Secret, p.CompareWith)
+		if !e.cfg.NoKeyLabel {
+			for _, k := range p.Keys {
+				e.gauge(descCompareMismatch, 1, p.Namespace, p.Secret, p.CompareWith, k.Key, k.Verdict, k.Hint)
+			}
+			continue
+		}
+		// Without key names: the number of keys per verdict and hint, key "".
+		type vh struct{ verdict, hint string }
+		counts := map[vh]int{}
+		var order []vh
+		for _, k := range p.Keys {
+			x := vh{k.Verdict, k.Hint}
+			if counts[x] == 0 {
+				order = append(order, x)
+			}
+			counts[x]++
+		}
+		for _, x := range order {
+			e.gauge(descCompareMismatch, float64(counts[x]), p.Namespace, p.Secret, p.CompareWith, "", x.verdict, x.hint)
+		}
+	}
+}
+
+func emitAdoption(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, u := range detect.UnsafeExternalSecrets(v, a) {
+		e.gauge(descUnsafe, 1, u.Namespace, u.ExternalSecret, u.Reason)
+	}
+	for _, d := range detect.DuplicateCredentials(v, a) {
+		e.gauge(descDuplicate, 1, d.Namespace, d.Secret, d.DuplicateOf)
+	}
+	for _, l := range detect.LastAppliedDataSecrets(v, a) {
+		stale := "false"
+		if l.Stale {
+			stale = "true"
+		}
+		e.gauge(descLastAppliedData, 1, l.Namespace, l.Secret, stale)
+	}
+}
+
+func emitWorkloadIdentity(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, p := range detect.WorkloadIdentity(v, a, ESOControllerServiceAccount()) {
+		d := descIdentityMissing
+		if p.Info {
+			d = descIdentityInfo
+		}
+		e.gauge(d, 1, p.Namespace, p.ServiceAccount, p.Provider, p.StoreKind, p.StoreNamespace, p.Store, p.Reason)
+	}
+}

@@ -1,0 +1,144 @@
+package collectors
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+func migrationStore() *model.Store {
+	fp := model.NewFingerprinterWithKey([]byte("k"))
+	keys := func(kv ...string) map[string]model.KeyInfo {
+		m := map[string]model.KeyInfo{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = fp.Key([]byte(kv[i+1]))
+		}
+		return m
+	}
+	now := time.Unix(10000, 0)
+	s := model.NewStore(nil)
+	live := &model.Secret{ObjectMeta: om("mig", "db"), Keys: keys("user", "u", "password", "p\n", "old", "o")}
+	live.Annotations = map[string]string{"driftwatch.io/compare-with": "db-check"}
+	s.UpsertSecret(live, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "db-check"), Keys: keys("user", "u", "password", "p")}, now)
+	ok := &model.Secret{ObjectMeta: om("mig", "ok"), Keys: keys("a", "1")}
+	ok.Annotations = map[string]string{"driftwatch.io/compare-with": "ok-check"}
+	s.UpsertSecret(ok, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "ok-check"), Keys: keys("a", "1")}, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "creds"), Keys: keys("k", "secret-1")}, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "creds-copy"), Keys: keys("k", "secret-1")}, now)
+	la := &model.Secret{ObjectMeta: om("mig", "smtp"), Keys: keys("pw", "new")}
+	la.LastApplied = &model.LastApplied{Kind: "Secret", DataKeys: []string{"pw"}, DataFPs: map[string]model.Fingerprint{"pw": fp.Sum([]byte("old"))}}
+	s.UpsertSecret(la, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "legacy"), Keys: keys("t", "x")}, now)
+	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("mig", "legacy"), Target: "legacy", CreationPolicy: "Merge",
+		DeletionPolicy: "Delete", DataKeys: []string{"t"}, StoreKind: "SecretStore", StoreName: "vault",
+		Ready: model.Condition{Status: "True", Reason: "SecretSynced"}})
+	s.UpsertServiceAccount(&model.ServiceAccount{ObjectMeta: om("mig", "reader")})
+	s.UpsertStore(&model.SecretStore{ObjectMeta: om("mig", "aws"), StoreKind: "SecretStore", Provider: "aws", AuthType: "jwt",
+		AuthSA: &model.Ref{Namespace: "mig", Name: "reader"}})
+	s.UpsertStore(&model.SecretStore{ObjectMeta: om("mig", "gsm"), StoreKind: "SecretStore", Provider: "gcpsm", AuthType: "workload_identity",
+		AuthSA: &model.Ref{Namespace: "mig", Name: "reader"}})
+	s.UpsertStore(&model.SecretStore{ObjectMeta: om("", "aws-ambient"), StoreKind: "ClusterSecretStore", Provider: "aws", AuthType: "ambient"})
+	return s
+}
+
+const migrationWant = `
+# HELP driftwatch_compare_mismatch 1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent (with --no-key-label: the number of keys per verdict and hint, key empty). verdict: mismatch, missing_from_store, only_in_store, live_secret_absent, store_secret_absent; hint: whitespace or empty.
+# TYPE driftwatch_compare_mismatch gauge
+driftwatch_compare_mismatch{compare_with="db-check",hint="",key="old",namespace="mig",secret="db",verdict="missing_from_store"} 1
+driftwatch_compare_mismatch{compare_with="db-check",hint="whitespace",key="password",namespace="mig",secret="db",verdict="mismatch"} 1
+# HELP driftwatch_compare_ready 1 when both Secrets of a compare pair exist and every key matches (safe to adopt), else 0.
+# TYPE driftwatch_compare_ready gauge
+driftwatch_compare_ready{compare_with="db-check",namespace="mig",secret="db"} 0
+driftwatch_compare_ready{compare_with="ok-check",namespace="mig",secret="ok"} 1
+# HELP driftwatch_externalsecret_unsafe 1 when an ExternalSecret's configuration can destroy or leak data on adoption or deletion. reason: implicit_creation_policy, owner_over_existing, delete_with_merge, unexpected_keys.
+# TYPE driftwatch_externalsecret_unsafe gauge
+driftwatch_externalsecret_unsafe{externalsecret="legacy",namespace="mig",reason="delete_with_merge"} 1
+# HELP driftwatch_secret_duplicate_credentials 1 when a Secret holds exactly the same data as another Secret of its namespace (duplicate_of, the first in lexical order).
+# TYPE driftwatch_secret_duplicate_credentials gauge
+driftwatch_secret_duplicate_credentials{duplicate_of="creds",namespace="mig",secret="creds-copy"} 1
+# HELP driftwatch_secret_last_applied_data 1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale="true" when the copy differs from live.
+# TYPE driftwatch_secret_last_applied_data gauge
+driftwatch_secret_last_applied_data{namespace="mig",secret="smtp",stale="true"} 1
+# HELP driftwatch_serviceaccount_workload_identity_missing 1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.
+# TYPE driftwatch_serviceaccount_workload_identity_missing gauge
+driftwatch_serviceaccount_workload_identity_missing{namespace="mig",provider="aws",reason="annotation_missing",serviceaccount="reader",store="aws",store_kind="SecretStore",store_namespace="mig"} 1
+driftwatch_serviceaccount_workload_identity_missing{namespace="platform",provider="aws",reason="sa_absent",serviceaccount="eso",store="aws-ambient",store_kind="ClusterSecretStore",store_namespace=""} 1
+# HELP driftwatch_serviceaccount_workload_identity_info 1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.
+# TYPE driftwatch_serviceaccount_workload_identity_info gauge
+driftwatch_serviceaccount_workload_identity_info{namespace="mig",provider="gcpsm",reason="annotation_missing",serviceaccount="reader",store="gsm",store_kind="SecretStore",store_namespace="mig"} 1
+`
+
+var migrationMetrics = []string{"driftwatch_compare_mismatch", "driftwatch_compare_ready", "driftwatch_externalsecret_unsafe",
+	"driftwatch_secret_duplicate_credentials", "driftwatch_secret_last_applied_data",
+	"driftwatch_serviceaccount_workload_identity_missing", "driftwatch_serviceaccount_workload_identity_info"}
+
+func TestMigrationCollector(t *testing.T) {
+	SetESOControllerServiceAccount("platform", "eso")
+	defer SetESOControllerServiceAccount("", "")
+	c := NewFindings(migrationStore(), allAvailable(), Config{Now: func() time.Time { return time.Unix(10000, 0) }})
+	if err := testutil.CollectAndCompare(c, strings.NewReader(migrationWant), migrationMetrics...); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestESOControllerServiceAccountDefault(t *testing.T) {
+	SetESOControllerServiceAccount("", "")
+	if got := ESOControllerServiceAccount(); got.Namespace != "external-secrets" || got.Name != "external-secrets" {
+		t.Fatalf("default: %v", got)
+	}
+	SetESOControllerServiceAccount("eso-system", "")
+	if got := ESOControllerServiceAccount(); got.Namespace != "eso-system" || got.Name != "external-secrets" {
+		t.Fatalf("namespace only: %v", got)
+	}
+	SetESOControllerServiceAccount("", "")
+}
+
+func TestCompareNoKeyLabel(t *testing.T) {
+	c := NewFindings(migrationStore(), allAvailable(), Config{NoKeyLabel: true})
+	want := `
+# HELP driftwatch_compare_mismatch 1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent (with --no-key-label: the number of keys per verdict and hint, key empty). verdict: mismatch, missing_from_store, only_in_store, live_secret_absent, store_secret_absent; hint: whitespace or empty.
+# TYPE driftwatch_compare_mismatch gauge
+driftwatch_compare_mismatch{compare_with="db-check",hint="",key="",namespace="mig",secret="db",verdict="missing_from_store"} 1
+driftwatch_compare_mismatch{compare_with="db-check",hint="whitespace",key="",namespace="mig",secret="db",verdict="mismatch"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "driftwatch_compare_mismatch"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Each detector stays silent (and says so) without the resources it needs.
+func TestMigrationDetectorsGated(t *testing.T) {
+	h := allAvailable()
+	h[model.ResServiceAccounts] = false
+	h[model.ResExternalSecrets] = false
+	c := NewFindings(migrationStore(), h, Config{})
+	for _, m := range []string{"driftwatch_serviceaccount_workload_identity_missing", "driftwatch_serviceaccount_workload_identity_info",
+		"driftwatch_externalsecret_unsafe"} {
+		if n := testutil.CollectAndCount(c, m); n != 0 {
+			t.Errorf("%s: %d series while its resources are unavailable", m, n)
+		}
+	}
+	if n := testutil.CollectAndCount(c, "driftwatch_secret_duplicate_credentials"); n != 1 {
+		t.Errorf("duplicates need only Secrets: %d series", n)
+	}
+	h = allAvailable()
+	h[model.ResSecrets] = false
+	c = NewFindings(migrationStore(), h, Config{})
+	for _, m := range []string{"driftwatch_compare_ready", "driftwatch_compare_mismatch", "driftwatch_secret_duplicate_credentials"} {
+		if n := testutil.CollectAndCount(c, m); n != 0 {
+			t.Errorf("%s: %d series before Secrets sync", m, n)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package detect
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// Adoption-safety reasons (label values of driftwatch_externalsecret_unsafe).
+const (
+	UnsafeImplicitCreationPolicy = "implicit_creation_policy"
+	UnsafeOwnerOverExisting      = "owner_over_existing"
+	UnsafeDeleteWithMerge        = "delete_with_merge"
+	UnsafeUnexpectedKeys         = "unexpected_keys"
+)
+
+// Unsafe is an ExternalSecret whose configuration can destroy or leak data.
+type Unsafe struct {
+	Namespace      string
+	ExternalSecret string
+	Reason         string
+	// Keys counts the unexpected keys (UnsafeUnexpectedKeys only).
+	Keys int
+}
+
+// UnsafeExternalSecrets applies the adoption-safety rules to every ExternalSecret.
+// It needs ExternalSecrets; the rules that read the target Secret also need Secrets.
+//
+//   - implicit_creation_policy: what the user applied did not set
+//     spec.target.creationPolicy, so the CRD defaulted it to Owner (deleting the
+//     ExternalSecret garbage-collects the Secret). Read from a last-applied
+//     annotation of kind ExternalSecret (client-side apply). Server-side apply and
+//     create leave no last-applied; the model keeps only whether a manager owns
+//     f:spec, not which spec fields, so those objects are not judged (never a
+//     guess).
+//   - owner_over_existing: creationPolicy Owner and a target Secret that existed
+//     before the ExternalSecret: created strictly earlier (both timestamps known),
+//     or without a controller ownerReference to this ExternalSecret while a
+//     manager other than ESO owns its data. ESO takes such a Secret over, deletes
+//     the keys it does not manage, and it is garbage-collected with the
+//     ExternalSecret.
+//   - delete_with_merge: deletionPolicy Delete with creationPolicy Merge: a key
+//     that disappears from the store is deleted from a Secret ESO does not own.
+//   - unexpected_keys: the ExternalSecret uses dataFrom.find (whatever matches in
+//     the store lands in the Secret) and its target holds keys that no expectation
+//     source names (spec.data and template keys of the ExternalSecrets writing it,
+//     pods' key references, Helm, Argo CD, driftwatch.io/expected-keys). Keys that
+//     dataFrom brings are unknowable from the cluster, so the rule needs a declared
+//     key set: when no source names any key of the Secret (e.g. only envFrom
+//     consumers), nothing is reported; declare the keys with the expected-keys
+//     annotation to enable it. dataFrom.extract is not judged (it reads one named
+//     remote secret, a deliberate choice). With a template that renders data and
+//     mergePolicy Replace, only the rendered keys reach the Secret: not judged.
+func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
+	if !avail[model.ResExternalSecrets] {
+		return nil
+	}
+	withSecrets := avail[model.ResSecrets]
+	var named map[model.Ref]map[string]bool
+	var out []Unsafe
+	for _, e := range v.ExternalSecrets() {
+		if e.DecodeErr != "" {
+			continue
+		}
+		add := func(reason string, n int) {
+			out = append(out, Unsafe{Namespace: e.Namespace, ExternalSecret: e.Name, Reason: reason, Keys: n})
+		}
+		if la := e.LastApplied; la != nil && la.Err == "" && la.Kind == "ExternalSecret" && !la.CreationPolicySet {
+			add(UnsafeImplicitCreationPolicy, 0)
+		}
+		var target *model.Secret
+		if withSecrets {
+			target, _ = v.Secret(e.Namespace, e.Target)
+		}
+		if e.CreationPolicy == "Owner" && target != nil && ownerOverExisting(e, target) {
+			add(UnsafeOwnerOverExisting, 0)
+		}
+		if e.DeletionPolicy == "Delete" && e.CreationPolicy == "Merge" {
+			add(UnsafeDeleteWithMerge, 0)
+		}
+		if target != nil && e.DataFromFind > 0 && !(e.HasTemplate && len(e.TemplateKeys) > 0 && e.TemplateMergePolicy != "Merge") {
+			if named == nil {
+				named = namedKeys(v, avail)
+			}
+			want := named[ref(e.Namespace, e.Target)]
+			if len(want) > 0 {
+				n := 0
+				for k := range target.Keys {
+					if !want[k] {
+						n++
+					}
+				}
+				if n > 0 {
+					add(UnsafeUnexpectedKeys, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// esoManager reports whether a managedFields manager is ESO's: the controller
+// ("external-secrets", and any manager of that prefix) or its per-ExternalSecret
+// target writer
+// ("externalsecrets.external-secrets.io/<name>").
+func esoManager(m string) bool {
+	return strings.HasPrefix(m, "external-secrets") || strings.HasPrefix(m, "externalsecrets.external-secrets.io/")
+}
+
+func ownerOverExisting(e *model.ExternalSecret, s *model.Secret) bool {
+	ct, et := s.CreationTimestamp.Time, e.CreationTimestamp.Time
+	if !ct.IsZero() && !et.IsZero() && ct.Before(et) {
+		return true
+	}
+	for _, o := range s.Owners {
+		if o.Controller && o.Kind == "ExternalSecret" && o.Name == e.Name {
+			return false
+		}
+	}
+	for _, m := range s.Managers {
+		if m.OwnsData && m.Subresource == "" && !esoManager(m.Manager) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedKeys maps each Secret to the keys some expectation source names.
+func namedKeys(v model.View, avail model.Availability) map[model.Ref]map[string]bool {
+	out := map[model.Ref]map[string]bool{}
+	put := func(r model.Ref, keys ...string) {
+		for _, k := range keys {
+			if k == "" {
+				continue
+			}
+			m := out[r]
+			if m == nil {
+				m = map[string]bool{}
+				out[r] = m
+			}
+			m[k] = true
+		}
+	}
+	for _, x := range Expectations(v, avail) {
+		put(ref(x.Namespace, x.Secret), x.Key)
+	}
+	// Expectations skips ExternalSecrets ESO has not reconciled yet; their spec
+	// still names keys.
+	for _, e := range v.ExternalSecrets() {
+		r := ref(e.Namespace, e.Target)
+		put(r, ESExpectedKeys(e)...)
+		put(r, e.ExpectedKeys...)
+	}
+	return out
+}
+
+// Duplicate is a Secret whose data is identical to another's in its namespace.
+type Duplicate struct {
+	Namespace   string
+	Secret      string
+	DuplicateOf string
+}
+
+// skipDuplicateType lists Secret types whose identical copies are expected.
+func skipDuplicateType(t string) bool {
+	return t == "kubernetes.io/service-account-token" || t == "helm.sh/release.v1"
+}
+
+// DuplicateCredentials finds Secrets in one namespace holding identical data: the
+// same key set with the same lengths and fingerprints (a forgotten check copy).
+// Empty Secrets, service-account tokens and Helm release Secrets are skipped, as
+// is any Secret with a key whose fingerprint is unknown. Each group of identical
+// Secrets is reported once per member but the first in lexical order, as a
+// duplicate of that first one (n-1 series for n copies, never both directions).
+// Pairs declared with driftwatch.io/compare-with (on either Secret, or on an
+// ExternalSecret writing one of them) are in the middle of a migration and are
+// not reported.
+func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
+	if !avail[model.ResSecrets] {
+		return nil
+	}
+	compared := map[[3]string]bool{}
+	pair := func(ns, a, b string) [3]string {
+		if a > b {
+			a, b = b, a
+		}
+		return [3]string{ns, a, b}
+	}
+	for _, p := range ComparePairs(v, avail) {
+		compared[pair(p.Namespace, p.Live, p.Store)] = true
+	}
+	groups := map[string][]string{} // namespace + "\x00" + data signature → names
+	var order []string
+	for _, s := range v.Secrets() {
+		if len(s.Keys) == 0 || skipDuplicateType(s.Type) {
+			continue
+		}
+		sig, ok := dataSignature(s)
+		if !ok {
+			continue
+		}
+		g := s.Namespace + "\x00" + sig
+		if _, seen := groups[g]; !seen {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], s.Name)
+	}
+	var out []Duplicate
+	for _, g := range order {
+		names := groups[g]
+		if len(names) < 2 {
+			continue
+		}
+		ns := g[:strings.IndexByte(g, 0)]
+		sort.Strings(names)
+		for _, n := range names[1:] {
+			if compared[pair(ns, names[0], n)] {
+				continue
+			}
+			out = append(out, Duplicate{Namespace: ns, Secret: n, DuplicateOf: names[0]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Secret < b.Secret
+	})
+	return out
+}
+
+// dataSignature is a deterministic, in-process-only encoding of a Secret's key
+// names, lengths and fingerprints.
+func dataSignature(s *model.Secret) (string, bool) {
+	keys := make([]string, 0, len(s.Keys))
+	for k := range s.Keys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		ki := s.Keys[k]
+		if ki.FP.IsZero() {
+			return "", false
+		}
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.Write(ki.FP[:])
+		b.WriteByte(byte(ki.Len))
+		b.WriteByte(byte(ki.Len >> 8))
+		b.WriteByte(byte(ki.Len >> 16))
+		b.WriteByte(byte(ki.Len >> 24))
+	}
+	return b.String(), true
+}
+
+// LastAppliedData is a Secret whose last-applied-configuration annotation holds a
+// copy of its data: that copy never rotates.
+type LastAppliedData struct {
+	Namespace string
+	Secret    string
+	// Stale is true when a value in the copy differs from the live one (or its key
+	// is gone from the live Secret).
+	Stale bool
+}
+
+// LastAppliedDataSecrets lists Secrets whose last-applied annotation, of kind
+// Secret, carries data or stringData keys. ESO copies an ExternalSecret's
+// last-applied onto its target: that one is of kind ExternalSecret and holds no
+// values, so it is not reported.
+func LastAppliedDataSecrets(v model.View, avail model.Availability) []LastAppliedData {
+	if !avail[model.ResSecrets] {
+		return nil
+	}
+	var out []LastAppliedData
+	for _, s := range v.Secrets() {
+		la := s.LastApplied
+		if la == nil || la.Err != "" || la.Kind != "Secret" || len(la.DataKeys) == 0 {
+			continue
+		}
+		r := LastAppliedData{Namespace: s.Namespace, Secret: s.Name}
+		for k, fp := range la.DataFPs {
+			if live, ok := s.Keys[k]; !ok || live.FP != fp {
+				r.Stale = true
+				break
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}

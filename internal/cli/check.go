@@ -1,0 +1,461 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/internal/agent"
+)
+
+// Severity of a finding.
+type Severity int
+
+// Severities, in increasing order.
+const (
+	SevInfo Severity = iota
+	SevWarning
+	SevCritical
+)
+
+func (s Severity) String() string {
+	switch s {
+	case SevCritical:
+		return "critical"
+	case SevWarning:
+		return "warning"
+	}
+	return "info"
+}
+
+// MarshalText renders the severity by name in JSON.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses a severity name.
+func (s *Severity) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "critical":
+		*s = SevCritical
+	case "warning":
+		*s = SevWarning
+	case "info":
+		*s = SevInfo
+	default:
+		return fmt.Errorf("unknown severity %q", b)
+	}
+	return nil
+}
+
+// FindingClass says which failure class a finding metric belongs to and how
+// severe it is.
+type FindingClass struct {
+	Class    string
+	Severity Severity
+}
+
+// FindingMetrics is the severity table: every finding metric driftwatch exports.
+// Critical: a consumer is (or will be) served a wrong or missing value now —
+// missing keys, absent Secrets, Ready-but-short, flapping values. Warning:
+// everything else that needs a human. Info: never fails a check.
+var FindingMetrics = map[string]FindingClass{
+	"driftwatch_secret_missing_key":                       {"Missing keys", SevCritical},
+	"driftwatch_secret_absent":                            {"Missing keys", SevCritical},
+	"driftwatch_externalsecret_ready_but_short":           {"Ready but short", SevCritical},
+	"driftwatch_secret_flapping":                          {"Flipping values", SevCritical},
+	"driftwatch_externalsecret_not_ready":                 {"Sync health", SevWarning},
+	"driftwatch_externalsecret_sync_overdue":              {"Sync health", SevWarning},
+	"driftwatch_secretstore_not_ready":                    {"Sync health", SevWarning},
+	"driftwatch_compare_mismatch":                         {"Byte-identical compare", SevWarning},
+	"driftwatch_externalsecret_unsafe":                    {"Adoption safety", SevWarning},
+	"driftwatch_secret_duplicate_credentials":             {"Adoption safety", SevWarning},
+	"driftwatch_secret_last_applied_data":                 {"Adoption safety", SevWarning},
+	"driftwatch_serviceaccount_workload_identity_missing": {"Workload identity", SevWarning},
+	"driftwatch_serviceaccount_workload_identity_info":    {"Workload identity", SevInfo},
+}
+
+// notFindings are driftwatch metrics that describe the agent or the inventory,
+// or that restate a finding reported by another metric.
+var notFindings = map[string]bool{
+	"driftwatch_build_info":                       true,
+	"driftwatch_informer_synced":                  true,
+	"driftwatch_informer_events_total":            true,
+	"driftwatch_resource_enabled":                 true,
+	"driftwatch_resource_degraded":                true,
+	"driftwatch_model_objects":                    true,
+	"driftwatch_history_secrets":                  true,
+	"driftwatch_detector_enabled":                 true,
+	"driftwatch_detector_duration_seconds":        true,
+	"driftwatch_externalsecret_sync_age_seconds":  true,
+	"driftwatch_secret_consumer_info":             true,
+	"driftwatch_secret_consumer_pods":             true,
+	"driftwatch_compare_ready":                    true,
+	"driftwatch_secret_missing_keys":              true, // the count form of driftwatch_secret_missing_key
+	"driftwatch_secret_missing_key_consumer_pods": true, // who is affected by a missing key / absent Secret
+}
+
+// ClassOf classifies a metric: the table first, then name patterns for the
+// detectors added later (flips, stale pods, last-applied, Argo CD), else
+// "Other"/warning. ok is false for metrics that are not findings (self metrics,
+// inventory, *_info, *_seconds, counters' *_total).
+func ClassOf(metric string) (FindingClass, bool) {
+	if c, ok := FindingMetrics[metric]; ok {
+		return c, true
+	}
+	if notFindings[metric] || !strings.HasPrefix(metric, "driftwatch_") ||
+		strings.HasSuffix(metric, "_info") || strings.HasSuffix(metric, "_seconds") || strings.HasSuffix(metric, "_total") {
+		return FindingClass{}, false
+	}
+	switch {
+	case strings.Contains(metric, "flapping"):
+		return FindingClass{"Flipping values", SevCritical}, true
+	case strings.Contains(metric, "flip"):
+		return FindingClass{"Flipping values", SevWarning}, true
+	case strings.Contains(metric, "stale") && strings.Contains(metric, "pod"):
+		return FindingClass{"Stale pods", SevWarning}, true
+	case strings.Contains(metric, "last_applied"):
+		return FindingClass{"Truncated last-applied", SevWarning}, true
+	case strings.Contains(metric, "application") || strings.Contains(metric, "argocd") || strings.Contains(metric, "ignore"):
+		return FindingClass{"GitOps ignore-paths", SevWarning}, true
+	}
+	return FindingClass{"Other", SevWarning}, true
+}
+
+// Finding is one non-zero finding series.
+type Finding struct {
+	Class    string            `json:"class"`
+	Severity Severity          `json:"severity"`
+	Metric   string            `json:"metric"`
+	Labels   map[string]string `json:"labels"`
+	Value    float64           `json:"value"`
+}
+
+// objectLabels name the object of a finding, most specific first (the namespace
+// label of a workload-identity finding is the ServiceAccount's).
+var objectLabels = []string{"secret", "externalsecret", "serviceaccount", "store", "pod", "application", "name"}
+
+// object names the object a finding is about, from its labels.
+func (f Finding) object() string {
+	name := ""
+	for _, l := range objectLabels {
+		if v := f.Labels[l]; v != "" {
+			name = v
+			break
+		}
+	}
+	if ns := f.Labels["namespace"]; ns != "" {
+		return ns + "/" + name
+	}
+	return name
+}
+
+func (f Finding) details() string {
+	skip := map[string]bool{"namespace": true}
+	for _, l := range objectLabels {
+		if f.Labels[l] != "" {
+			skip[l] = true
+			break
+		}
+	}
+	var ks []string
+	for k, v := range f.Labels {
+		if !skip[k] && v != "" {
+			ks = append(ks, k)
+		}
+	}
+	sort.Strings(ks)
+	parts := make([]string, 0, len(ks)+1)
+	for _, k := range ks {
+		parts = append(parts, k+"="+f.Labels[k])
+	}
+	if f.Value != 1 {
+		parts = append(parts, "value="+strconv.FormatFloat(f.Value, 'g', -1, 64))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Findings extracts the findings from gathered metric families, sorted by
+// severity (highest first), class, metric and labels.
+func Findings(mfs []*dto.MetricFamily) []Finding {
+	var out []Finding
+	for _, mf := range mfs {
+		c, ok := ClassOf(mf.GetName())
+		if !ok || mf.GetType() != dto.MetricType_GAUGE {
+			continue
+		}
+		for _, m := range mf.Metric {
+			v := m.GetGauge().GetValue()
+			if v == 0 {
+				continue
+			}
+			f := Finding{Class: c.Class, Severity: c.Severity, Metric: mf.GetName(), Labels: map[string]string{}, Value: v}
+			for _, l := range m.Label {
+				f.Labels[l.GetName()] = l.GetValue()
+			}
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Class != b.Class {
+			return a.Class < b.Class
+		}
+		if a.Metric != b.Metric {
+			return a.Metric < b.Metric
+		}
+		return a.object()+" "+a.details() < b.object()+" "+b.details()
+	})
+	return out
+}
+
+// CheckReport is the --output json document.
+type CheckReport struct {
+	Result   string         `json:"result"` // pass or fail
+	FailOn   string         `json:"fail_on"`
+	Counts   map[string]int `json:"counts"`
+	Findings []Finding      `json:"findings"`
+	// SkippedDetectors did not run: a resource they need is unavailable.
+	SkippedDetectors []string `json:"skipped_detectors"`
+	// Unavailable resources, as resource=reason (crd_absent, forbidden, ...).
+	Unavailable []string `json:"unavailable"`
+}
+
+func skippedDetectors(mfs []*dto.MetricFamily) []string {
+	var out []string
+	for _, mf := range mfs {
+		if mf.GetName() != "driftwatch_detector_enabled" {
+			continue
+		}
+		for _, m := range mf.Metric {
+			if m.GetGauge().GetValue() != 0 {
+				continue
+			}
+			for _, l := range m.Label {
+				if l.GetName() == "detector" {
+					out = append(out, l.GetValue())
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func writeCheckText(w io.Writer, r CheckReport) error {
+	var b strings.Builder
+	if len(r.Findings) == 0 {
+		b.WriteString("No findings.\n")
+	}
+	var classes []string
+	byClass := map[string][]Finding{}
+	for _, f := range r.Findings {
+		if _, ok := byClass[f.Class]; !ok {
+			classes = append(classes, f.Class)
+		}
+		byClass[f.Class] = append(byClass[f.Class], f)
+	}
+	for i, c := range classes {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s (%d)\n", strings.ToUpper(c), len(byClass[c]))
+		tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  SEVERITY\tFINDING\tOBJECT\tDETAILS")
+		for _, f := range byClass[c] {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Severity, strings.TrimPrefix(f.Metric, "driftwatch_"), f.object(), f.details())
+		}
+		_ = tw.Flush()
+	}
+	b.WriteByte('\n')
+	if len(r.Unavailable) > 0 {
+		fmt.Fprintf(&b, "Not checked (unavailable): %s\n", strings.Join(r.Unavailable, ", "))
+	}
+	if len(r.SkippedDetectors) > 0 {
+		fmt.Fprintf(&b, "Detectors skipped: %s\n", strings.Join(r.SkippedDetectors, ", "))
+	}
+	fmt.Fprintf(&b, "%s: %d critical, %d warning, %d info (fail on %s and above)\n",
+		strings.ToUpper(r.Result), r.Counts["critical"], r.Counts["warning"], r.Counts["info"], r.FailOn)
+	var trimmed strings.Builder
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		trimmed.WriteString(strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			trimmed.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, trimmed.String())
+	return err
+}
+
+const checkUsage = `usage: agent check [--kubeconfig K] [--context C] [--output text|json] [--fail-on warning|critical] [--timeout 2m]
+
+Runs every detector once against the current cluster (after the informers sync)
+and prints the findings grouped by failure class.
+Exit status: 0 no finding at or above --fail-on, 1 otherwise, 2 on errors.
+
+`
+
+// Check runs `agent check` with the default connection.
+func Check(args []string, stdout, stderr io.Writer) int {
+	return CheckWith(args, stdout, stderr, DefaultConnect)
+}
+
+// CheckWith runs `agent check` with the given connection (tests inject fake
+// clients; a nil Dynamic or Discovery client disables the ESO and Argo CD
+// detectors).
+func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, checkUsage)
+		fs.PrintDefaults()
+	}
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig (default: in-cluster, else $KUBECONFIG, else ~/.kube/config)")
+	kctx := fs.String("context", "", "kubeconfig context to use")
+	output := fs.String("output", "text", "output format: text or json")
+	failOn := fs.String("fail-on", "warning", "exit 1 when a finding of this severity or higher exists: warning or critical")
+	timeout := fs.Duration("timeout", 2*time.Minute, "time limit for the informers to sync")
+	namespaces := fs.String("namespaces", "", "comma-separated namespaces to check (default: all)")
+	excludeNS := fs.String("exclude-namespaces", "", "comma-separated namespaces to ignore")
+	esoSA := fs.String("eso-service-account", "", "NAMESPACE/NAME of the ESO controller's ServiceAccount, which ambient store auth runs as (default external-secrets/external-secrets)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitError
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "agent check: unexpected argument %q\n", pos[0])
+		return ExitError
+	}
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(stderr, "agent check: --output %q: want text or json\n", *output)
+		return ExitError
+	}
+	var threshold Severity
+	switch *failOn {
+	case "warning":
+		threshold = SevWarning
+	case "critical":
+		threshold = SevCritical
+	default:
+		fmt.Fprintf(stderr, "agent check: --fail-on %q: want warning or critical\n", *failOn)
+		return ExitError
+	}
+	if *esoSA != "" {
+		ns, name, ok := splitRef(*esoSA)
+		if !ok {
+			fmt.Fprintf(stderr, "agent check: --eso-service-account %q: want NAMESPACE/NAME\n", *esoSA)
+			return ExitError
+		}
+		dwcollectors.SetESOControllerServiceAccount(ns, name)
+	}
+	clients, err := connect(*kubeconfig, *kctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "agent check:", err)
+		return ExitError
+	}
+	if clients.Core == nil {
+		fmt.Fprintln(stderr, "agent check: no Kubernetes client")
+		return ExitError
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := agent.Config{
+		Namespaces:        splitList(*namespaces),
+		ExcludeNamespaces: splitList(*excludeNS),
+		DiscoveryInterval: time.Hour, // one pass: discovery runs once at start
+		Logger:            log,
+	}
+	a := agent.New(clients, cfg)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.Manager.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	deadline := time.NewTimer(*timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !a.Manager.Ready() {
+		select {
+		case <-deadline.C:
+			var waiting []string
+			for _, st := range a.Manager.States() {
+				if st.Reason == "not_started" || st.Enabled && !st.Degraded && !st.Synced {
+					waiting = append(waiting, string(st.Resource))
+				}
+			}
+			fmt.Fprintf(stderr, "agent check: informers did not sync within %s: %s\n", *timeout, strings.Join(waiting, ","))
+			return ExitError
+		case <-tick.C:
+		}
+	}
+	mfs, err := a.Registry.Gather()
+	if err != nil {
+		fmt.Fprintln(stderr, "agent check: gathering metrics:", err)
+		return ExitError
+	}
+	r := CheckReport{Result: "pass", FailOn: *failOn, Counts: map[string]int{"critical": 0, "warning": 0, "info": 0},
+		Findings: Findings(mfs), SkippedDetectors: skippedDetectors(mfs), Unavailable: []string{}}
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	if r.SkippedDetectors == nil {
+		r.SkippedDetectors = []string{}
+	}
+	for _, st := range a.Manager.States() {
+		if !st.Available() {
+			r.Unavailable = append(r.Unavailable, string(st.Resource)+"="+st.Reason)
+		}
+	}
+	failed := false
+	for _, f := range r.Findings {
+		r.Counts[f.Severity.String()]++
+		if f.Severity >= threshold {
+			failed = true
+		}
+	}
+	if failed {
+		r.Result = "fail"
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(r)
+	} else {
+		err = writeCheckText(stdout, r)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "agent check: cannot write the result:", err)
+		return ExitError
+	}
+	if failed {
+		return ExitFinding
+	}
+	return ExitOK
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
