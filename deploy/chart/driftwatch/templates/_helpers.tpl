@@ -1,0 +1,179 @@
+{{/* Names and labels. */}}
+{{- define "driftwatch.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "driftwatch.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "driftwatch.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "driftwatch.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "driftwatch.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "driftwatch.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: driftwatch
+{{- end }}
+
+{{- define "driftwatch.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "driftwatch.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "driftwatch.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* The namespaces the agent watches: explicit, else the namespaced-RBAC list. */}}
+{{- define "driftwatch.namespaces" -}}
+{{- if .Values.namespaces }}
+{{- join "," .Values.namespaces }}
+{{- else if .Values.rbac.namespaced }}
+{{- join "," .Values.rbac.namespaces }}
+{{- end }}
+{{- end }}
+
+{{/*
+The read-only rules: exactly those of deploy/manifests/clusterrole.yaml
+(deploy/deploy_test.go asserts it). "namespaced" drops the cluster-scoped resource.
+*/}}
+{{- define "driftwatch.rules" -}}
+- apiGroups: [""]
+  resources: ["secrets", "pods", "serviceaccounts"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["external-secrets.io"]
+  {{- if .namespaced }}
+  resources: ["externalsecrets", "secretstores"]
+  {{- else }}
+  resources: ["externalsecrets", "secretstores", "clustersecretstores"]
+  {{- end }}
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["argoproj.io"]
+  resources: ["applications"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+
+{{/* The pod template shared by the Deployment and the sharded StatefulSet. */}}
+{{- define "driftwatch.podTemplate" -}}
+metadata:
+  labels:
+    {{- include "driftwatch.labels" . | nindent 4 }}
+    {{- with .Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with .Values.podAnnotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  serviceAccountName: {{ include "driftwatch.serviceAccountName" . }}
+  # The agent reads the API: it needs the token (the ServiceAccount itself does not
+  # automount it for other pods).
+  automountServiceAccountToken: true
+  enableServiceLinks: false
+  {{- with .Values.priorityClassName }}
+  priorityClassName: {{ . }}
+  {{- end }}
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    {{- toYaml .Values.podSecurityContext | nindent 4 }}
+  containers:
+    - name: driftwatch
+      image: {{ include "driftwatch.image" . }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      args:
+        - --listen=:9742
+        - --log-format={{ .Values.logFormat }}
+        - --log-level={{ .Values.logLevel }}
+        {{- with include "driftwatch.namespaces" . }}
+        - --namespaces={{ . }}
+        {{- end }}
+        {{- with .Values.excludeNamespaces }}
+        - --exclude-namespaces={{ join "," . }}
+        {{- end }}
+        - --inventory={{ .Values.inventory }}
+        - --sync-overdue-factor={{ .Values.syncOverdueFactor }}
+        {{- if .Values.noKeyLabel }}
+        - --no-key-label
+        {{- end }}
+        {{- if .Values.sharding.enabled }}
+        - --total-shards={{ .Values.sharding.shards }}
+        {{- end }}
+        {{- range .Values.extraArgs }}
+        - {{ . | quote }}
+        {{- end }}
+      {{- if or .Values.sharding.enabled .Values.extraEnv }}
+      env:
+        {{- if .Values.sharding.enabled }}
+        # --shard from the StatefulSet ordinal (pod-index label, Kubernetes >= 1.28).
+        - name: DRIFTWATCH_SHARD
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.labels['apps.kubernetes.io/pod-index']
+        {{- end }}
+        {{- with .Values.extraEnv }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      {{- end }}
+      ports:
+        - name: metrics
+          containerPort: 9742
+          protocol: TCP
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: metrics
+        periodSeconds: 10
+        failureThreshold: 3
+      livenessProbe:
+        httpGet:
+          path: /healthz
+          port: metrics
+        initialDelaySeconds: 10
+        periodSeconds: 20
+        failureThreshold: 3
+      securityContext:
+        {{- toYaml .Values.securityContext | nindent 8 }}
+      resources:
+        {{- toYaml .Values.resources | nindent 8 }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
