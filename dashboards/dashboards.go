@@ -286,8 +286,9 @@ func Overview() (dashboard.Dashboard, error) {
 		WithPanel(tsPanel("Model size", "Value-free records held in memory, and Secrets with change history.", 8, 8).
 			WithTarget(series(fmt.Sprintf(`sum by (resource) (driftwatch_model_objects{%s})`, selJob), "{{resource}}")).
 			WithTarget(series(fmt.Sprintf(`sum(driftwatch_history_secrets{%s})`, selJob), "Secrets with history"))).
-		WithPanel(tsPanel("Argo CD API", "1 when the last call to the Argo CD API succeeded (only with --argocd-server).", 8, 6).Min(0).Max(1).
-			WithTarget(series(fmt.Sprintf(`driftwatch_argocd_api_up{%s}`, selJob), "{{instance}}")))
+		WithPanel(tsPanel("Argo CD API", "1 when the last call to the Argo CD API succeeded, and requests per second by status (only with --argocd-server).", 8, 6).Min(0).
+			WithTarget(series(fmt.Sprintf(`driftwatch_argocd_api_up{%s}`, selJob), "up {{instance}}")).
+			WithTarget(series(fmt.Sprintf(`sum by (code) (rate(driftwatch_argocd_requests_total{%s}[$__rate_interval]))`, selJob), "requests/s {{code}}")))
 	return b.Build()
 }
 
