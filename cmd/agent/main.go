@@ -3,6 +3,8 @@
 // informers, and exports the secret-delivery failures it finds as Prometheus metrics.
 //
 //	agent [flags]                      run against a cluster (or --demo)
+//	agent compare NS/LIVE NS/CHECK     key-by-key verdicts of two Secrets, values never printed
+//	agent check [flags]                one-shot run of every detector, for CI and migrations
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
 )
 
@@ -59,6 +62,7 @@ type options struct {
 	flapThreshold           int
 	argo                    agent.ArgoCDConfig
 	notConverging           time.Duration
+	esoSA                   string
 }
 
 // envDefault reads DRIFTWATCH_<NAME> so every flag can also come from the environment.
@@ -128,6 +132,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", envDuration("argocd-timeout", 10*time.Second), "timeout of one Argo CD API call")
 	fs.Float64Var(&o.argo.RPS, "argocd-rps", envFloat("argocd-rps", 5), "maximum Argo CD API requests per second")
 	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", envDuration("argocd-not-converging-threshold", 10*time.Minute), "report an Application OutOfSync this long after a Succeeded sync")
+	fs.StringVar(&o.esoSA, "eso-service-account", envDefault("eso-service-account", "external-secrets/external-secrets"), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.IntVar(&o.flapThreshold, "flap-threshold", envInt("flap-threshold", 2), "flips within --flip-window that make a Secret flapping")
 	return fs
 }
@@ -178,6 +183,14 @@ func restConfig(path, kctx string) (*rest.Config, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "compare":
+			return cli.Compare(args[1:], stdout, stderr)
+		case "check":
+			return cli.Check(args[1:], stdout, stderr)
+		}
+	}
 	var o options
 	fs := newFlags(&o, stderr)
 	if err := fs.Parse(args); err != nil {
@@ -253,6 +266,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.Findings.OverdueFactor = o.overdueFactor
 	cfg.History.Window = o.flipWindow
 	dwcollectors.SetFlapThreshold(o.flapThreshold)
+	if ns, name, ok := strings.Cut(o.esoSA, "/"); ok && ns != "" && name != "" {
+		dwcollectors.SetESOControllerServiceAccount(ns, name)
+	} else {
+		fmt.Fprintf(stderr, "agent: --eso-service-account %q: want NAMESPACE/NAME\n", o.esoSA)
+		return 2
+	}
 	dwcollectors.SetNotConvergingThreshold(o.notConverging)
 	if o.demo {
 		cfg.OnListen = func(addr string) {

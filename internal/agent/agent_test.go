@@ -108,6 +108,27 @@ var wantDemo = map[string][]string{
 	"driftwatch_externalsecret_not_ready":    {"externalsecret=reports,namespace=shop,reason=SecretSyncedError"},
 	"driftwatch_externalsecret_sync_overdue": {"externalsecret=reports,namespace=shop"},
 	"driftwatch_secretstore_not_ready":       {"kind=SecretStore,namespace=shop,reason=InvalidProviderConfig,store=aws-broken"},
+	"driftwatch_last_applied_truncated": {
+		"cause=last_applied_shorter,kind=ExternalSecret,name=payments-keys,namespace=gitops",
+		"cause=reverted_after_apply,kind=ExternalSecret,name=search-keys,namespace=gitops",
+		"cause=truncated_patch,kind=ExternalSecret,name=orders-keys,namespace=gitops",
+	},
+	"driftwatch_argocd_ignore_list_trap": {
+		"application=keys-trap,group=external-secrets.io,kind=ExternalSecret,namespace=gitops,path=/spec/data/0/remoteRef,respect_ignore_differences=true",
+	},
+	"driftwatch_compare_mismatch": {
+		"compare_with=orders-db-check,hint=whitespace,key=password,namespace=migration,secret=orders-db,verdict=mismatch",
+	},
+	"driftwatch_externalsecret_unsafe": {
+		"externalsecret=legacy-api,namespace=migration,reason=delete_with_merge",
+		"externalsecret=mailer,namespace=migration,reason=implicit_creation_policy",
+	},
+	"driftwatch_secret_duplicate_credentials": {"duplicate_of=payments-creds,namespace=migration,secret=payments-creds-copy"},
+	"driftwatch_secret_last_applied_data":     {"namespace=migration,secret=smtp,stale=true"},
+	"driftwatch_serviceaccount_workload_identity_missing": {
+		"namespace=external-secrets,provider=aws,reason=sa_absent,serviceaccount=external-secrets,store=aws-broken,store_kind=SecretStore,store_namespace=shop",
+		"namespace=migration,provider=aws,reason=annotation_missing,serviceaccount=eso-reader,store=aws-irsa-broken,store_kind=SecretStore,store_namespace=migration",
+	},
 }
 
 // Metrics that describe objects rather than findings, and may name healthy ones.
