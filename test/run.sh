@@ -24,8 +24,8 @@ go test -count=1 -timeout 45m ./...
 step "race detector on the concurrent packages"
 go test -count=1 -race ./internal/model/ ./internal/kube/ ./collectors/ ./internal/agent/
 
-step "API compatibility with ESO and Argo CD types"
-for m in test/apicompat/*/; do
+step "separate test modules: API compatibility with ESO and Argo CD types, dashboards"
+for m in test/apicompat/*/ dashboards/; do
   [ -f "$m/go.mod" ] || continue
   (cd "$m" && go test -count=1 ./...)
 done

@@ -63,6 +63,7 @@ type options struct {
 	argo                    agent.ArgoCDConfig
 	notConverging           time.Duration
 	esoSA                   string
+	pprofAddr               string
 }
 
 // envDefault reads DRIFTWATCH_<NAME> so every flag can also come from the environment.
@@ -133,6 +134,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&o.argo.RPS, "argocd-rps", envFloat("argocd-rps", 5), "maximum Argo CD API requests per second")
 	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", envDuration("argocd-not-converging-threshold", 10*time.Minute), "report an Application OutOfSync this long after a Succeeded sync")
 	fs.StringVar(&o.esoSA, "eso-service-account", envDefault("eso-service-account", "external-secrets/external-secrets"), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
+	fs.StringVar(&o.pprofAddr, "debug-pprof", envDefault("debug-pprof", ""), "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); off by default")
 	fs.IntVar(&o.flapThreshold, "flap-threshold", envInt("flap-threshold", 2), "flips within --flip-window that make a Secret flapping")
 	return fs
 }
@@ -280,6 +282,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 				host = "localhost" + host[strings.LastIndex(host, ":"):]
 			}
 			fmt.Fprintf(stdout, "driftwatch demo: metrics at http://%s/metrics (readiness at /readyz); Ctrl-C to stop\n", host)
+		}
+	}
+	if o.pprofAddr != "" {
+		if err := servePprof(ctx, o.pprofAddr, log); err != nil {
+			fmt.Fprintln(stderr, "agent:", err)
+			return 2
 		}
 	}
 	a := agent.New(clients, cfg)
