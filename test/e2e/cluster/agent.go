@@ -1,0 +1,238 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Agent is a driftwatch agent process run by a test against the stack with
+// the restricted kubeconfig.
+type Agent struct {
+	// Addr is the agent's --listen address (127.0.0.1:PORT); URL is http://Addr.
+	Addr string
+	URL  string
+	// LogPath is the agent's combined stdout/stderr.
+	LogPath string
+	// Args are the agent's command-line arguments.
+	Args []string
+
+	proc *process
+}
+
+var (
+	agentOnce sync.Once
+	agentBin  string
+	agentErr  error
+)
+
+// BuildAgent builds ./cmd/agent once per test process (into Dir) and
+// returns the binary's path.
+func (c *Cluster) BuildAgent() (string, error) {
+	agentOnce.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			agentErr = err
+			return
+		}
+		dir := filepath.Join(c.Dir, "agent-bin")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			agentErr = err
+			return
+		}
+		bin := filepath.Join(dir, "driftwatch")
+		t0 := time.Now()
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/agent")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			agentErr = fmt.Errorf("go build ./cmd/agent: %w\n%s", err, out)
+			return
+		}
+		c.logf("built the agent in %s", time.Since(t0).Round(time.Millisecond))
+		agentBin = bin
+	})
+	return agentBin, agentErr
+}
+
+// StartAgent builds the agent if needed and starts it with
+//
+//	--kubeconfig <AgentKubeconfig> --listen 127.0.0.1:PORT --log-format json --log-level debug
+//
+// followed by extraArgs. The agent is stopped when the test ends, and its
+// log is written to the test log if the test failed.
+func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
+	t.Helper()
+	bin, err := c.BuildAgent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	args := append([]string{
+		"--kubeconfig", c.AgentKubeconfig,
+		"--listen", addr,
+		"--log-format", "json",
+		"--log-level", "debug",
+	}, extraArgs...)
+	c.mu.Lock()
+	n := len(c.agents)
+	c.mu.Unlock()
+	a := &Agent{
+		Addr: addr, URL: "http://" + addr, Args: args,
+		LogPath: filepath.Join(c.LogDir, fmt.Sprintf("agent-%d.log", n)),
+	}
+	a.proc = &process{name: "driftwatch agent", path: bin, args: args, logPath: a.LogPath}
+	c.mu.Lock()
+	c.agents = append(c.agents, a.proc)
+	c.mu.Unlock()
+	if err := a.proc.start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = a.Stop()
+		if t.Failed() {
+			t.Logf("----- driftwatch agent log (%s), last 300 lines -----\n%s", a.LogPath, tailFile(a.LogPath, 300))
+		}
+	})
+	return a
+}
+
+// Stop stops the agent (SIGTERM, SIGKILL after 10 s) and returns its exit
+// error (nil if it exited with status 0).
+func (a *Agent) Stop() error {
+	a.proc.stop(10 * time.Second)
+	_, err := a.proc.exited()
+	return err
+}
+
+// Start starts a stopped agent again with the same arguments and address.
+func (a *Agent) Start() error { return a.proc.start() }
+
+// Exited reports whether the agent has exited, and its exit error.
+func (a *Agent) Exited() (bool, error) { return a.proc.exited() }
+
+// PID is the agent's process ID (0 when not running).
+func (a *Agent) PID() int { return a.proc.pid() }
+
+// Logs returns the agent's log so far.
+func (a *Agent) Logs() string {
+	b, err := os.ReadFile(a.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", a.LogPath, err)
+	}
+	return string(b)
+}
+
+// Scrape fetches and parses the agent's /metrics.
+func (a *Agent) Scrape() ([]Series, error) { return ScrapeURL(a.URL + "/metrics") }
+
+// Get fetches a path of the agent's HTTP server and returns status and body.
+func (a *Agent) Get(path string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// poll calls f every 200 ms until it returns true or timeout passes; it
+// fails the test early if the agent exits.
+func (a *Agent) poll(t testing.TB, timeout time.Duration, f func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if f() {
+			return true
+		}
+		if gone, err := a.proc.exited(); gone {
+			t.Fatalf("the agent exited (%v); last log lines:\n%s", err, tailFile(a.LogPath, 50))
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// WaitReady waits until GET /readyz answers 200.
+func (a *Agent) WaitReady(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	var last string
+	if !a.poll(t, timeout, func() bool {
+		code, body, err := a.Get("/readyz")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
+		return code == http.StatusOK
+	}) {
+		t.Fatalf("agent /readyz not 200 within %s; last answer: %s", timeout, last)
+	}
+}
+
+// WaitForSeries waits until a scrape has a series named name carrying every
+// label in labels (others are ignored) and returns it (the first, if several
+// match).
+func (a *Agent) WaitForSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) Series {
+	t.Helper()
+	var found []Series
+	var last []Series
+	var lastErr error
+	if !a.poll(t, timeout, func() bool {
+		last, lastErr = a.Scrape()
+		found = Find(last, name, labels)
+		return lastErr == nil && len(found) > 0
+	}) {
+		t.Fatalf("no series %s matching %v within %s (last scrape error: %v); series named %s:\n%s",
+			name, labels, timeout, lastErr, name, formatSeries(Find(last, name, nil)))
+	}
+	return found[0]
+}
+
+// WaitForNoSeries waits until a successful scrape has no series named name
+// carrying every label in labels.
+func (a *Agent) WaitForNoSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) {
+	t.Helper()
+	var found []Series
+	var lastErr error
+	if !a.poll(t, timeout, func() bool {
+		var all []Series
+		all, lastErr = a.Scrape()
+		found = Find(all, name, labels)
+		return lastErr == nil && len(found) == 0
+	}) {
+		t.Fatalf("series %s matching %v still present after %s (last scrape error: %v):\n%s",
+			name, labels, timeout, lastErr, formatSeries(found))
+	}
+}
+
+func formatSeries(s []Series) string {
+	if len(s) == 0 {
+		return "  (none)"
+	}
+	var b strings.Builder
+	for _, x := range s {
+		b.WriteString("  " + x.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,795 @@
+// Package cluster starts the real test stack the end-to-end tests run on:
+// etcd, kube-apiserver and kube-controller-manager on 127.0.0.1 (plus,
+// optionally, the real External Secrets Operator controller and the ESO and
+// Argo CD CRDs), with generated certificates, an admin kubeconfig and a
+// restricted kubeconfig for the agent bound by real RBAC to the project's own
+// ClusterRole (deploy/manifests/clusterrole.yaml).
+//
+// One stack serves one test package: start it from TestMain with Main, get it
+// in a test with Get, and give every test its own namespace:
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(cluster.Main(m, cluster.Options{ESOController: true}))
+//	}
+//
+//	func TestSomething(t *testing.T) {
+//		c := cluster.Get(t)
+//		ns := c.NewNamespace(t)
+//		agent := c.StartAgent(t)
+//		agent.WaitReady(t, time.Minute)
+//		...
+//	}
+//
+// The binaries come from test/tools/build.sh (`make tools`); set
+// DRIFTWATCH_E2E=0 to skip every e2e test.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+)
+
+// Options choose the optional parts of the stack.
+type Options struct {
+	// ESOCRDs installs External Secrets Operator's CRDs (CRDDir()/eso-bundle.yaml).
+	ESOCRDs bool
+	// ArgoCDCRDs installs Argo CD's Application CRD (CRDDir()/argocd-application-crd.yaml).
+	ArgoCDCRDs bool
+	// ESOController starts the real ESO controller; implies ESOCRDs.
+	ESOController bool
+	// Logf receives progress lines; nil writes them to stderr.
+	Logf func(format string, args ...any)
+}
+
+// AgentUser is the user name in the restricted kubeconfig's client
+// certificate; the ClusterRoleBinding "driftwatch" binds it to the ClusterRole
+// from deploy/manifests/clusterrole.yaml.
+const AgentUser = "driftwatch"
+
+// FieldManager is the field manager this package's server-side applies use.
+const FieldManager = "driftwatch-e2e"
+
+// Cluster is a running stack. Its exported fields are read-only.
+type Cluster struct {
+	// Dir is the stack's temporary folder (certificates, kubeconfigs, etcd
+	// data, logs, the agent binary). Stop removes it.
+	Dir string
+	// LogDir holds one log file per process.
+	LogDir string
+
+	// AdminKubeconfig is a kubeconfig file for user "driftwatch-e2e-admin"
+	// in group system:masters; AdminConfig is the same as a rest.Config.
+	AdminKubeconfig string
+	AdminConfig     *rest.Config
+	// AgentKubeconfig is a kubeconfig file for user AgentUser (no groups but
+	// system:authenticated), bound only to the project's ClusterRole;
+	// AgentConfig is the same as a rest.Config.
+	AgentKubeconfig string
+	AgentConfig     *rest.Config
+
+	// Client and Dynamic are admin clients.
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+
+	// APIServerURL is https://127.0.0.1:PORT; EtcdURL is http://127.0.0.1:PORT.
+	APIServerURL string
+	EtcdURL      string
+	// ESOMetricsURL is the ESO controller's /metrics URL ("" without it).
+	ESOMetricsURL string
+
+	opts      Options
+	logf      func(string, ...any)
+	etcd      *process
+	apiserver *process
+	kcm       *process
+	eso       *process
+	esoLive   string
+
+	mu      sync.Mutex
+	agents  []*process // every agent process ever started, for teardown
+	stopped bool
+	mapper  *resetMapper
+}
+
+// Start starts a stack. On error everything already started is torn down.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if opts.ESOController {
+		opts.ESOCRDs = true
+	}
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
+		}
+	}
+	t0 := time.Now()
+
+	// Find everything before creating anything.
+	need := []string{EtcdBin, APIServerBin, ControllerManagerBin}
+	if opts.ESOController {
+		need = append(need, ESOControllerBin)
+	}
+	bins := map[string]string{}
+	for _, n := range need {
+		p, err := Tool(n)
+		if err != nil {
+			return nil, err
+		}
+		bins[n] = p
+	}
+	var crdFiles []string
+	if opts.ESOCRDs {
+		p, err := crdFile(ESOCRDFile)
+		if err != nil {
+			return nil, err
+		}
+		crdFiles = append(crdFiles, p)
+	}
+	if opts.ArgoCDCRDs {
+		p, err := crdFile(ArgoCDCRDFile)
+		if err != nil {
+			return nil, err
+		}
+		crdFiles = append(crdFiles, p)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	clusterRoleYAML, err := os.ReadFile(filepath.Join(root, "deploy", "manifests", "clusterrole.yaml"))
+	if err != nil {
+		return nil, err
+	}
+
+	dir, err := os.MkdirTemp("", "driftwatch-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{Dir: dir, LogDir: filepath.Join(dir, "logs"), opts: opts, logf: logf}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, c.logTails(40))
+			c.Stop()
+		}
+	}()
+	for _, d := range []string{c.LogDir, filepath.Join(dir, "pki"), filepath.Join(dir, "etcd"), filepath.Join(dir, "apiserver")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return c, err
+		}
+	}
+
+	ports, err := freePorts(5)
+	if err != nil {
+		return c, err
+	}
+	etcdClient, etcdPeer, apiPort, esoMetrics, esoLive := ports[0], ports[1], ports[2], ports[3], ports[4]
+	c.EtcdURL = fmt.Sprintf("http://127.0.0.1:%d", etcdClient)
+	c.APIServerURL = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+
+	// Certificates and kubeconfigs.
+	pki := filepath.Join(dir, "pki")
+	ca, err := newCA()
+	if err != nil {
+		return c, err
+	}
+	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true,
+		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
+	if err != nil {
+		return c, err
+	}
+	adminCert, adminKey, err := ca.issue("driftwatch-e2e-admin", []string{"system:masters"}, false, nil, nil)
+	if err != nil {
+		return c, err
+	}
+	agentCert, agentKey, err := ca.issue(AgentUser, nil, false, nil, nil)
+	if err != nil {
+		return c, err
+	}
+	files := map[string][]byte{"ca.crt": ca.certPEM, "apiserver.crt": servingCert, "apiserver.key": servingKey}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(pki, name), b, 0o600); err != nil {
+			return c, err
+		}
+	}
+	saKey, saPub, err := writeServiceAccountKeys(pki)
+	if err != nil {
+		return c, err
+	}
+	c.AdminKubeconfig = filepath.Join(dir, "admin.kubeconfig")
+	if c.AdminConfig, err = writeKubeconfig(c.AdminKubeconfig, c.APIServerURL, ca.certPEM, "driftwatch-e2e-admin", adminCert, adminKey); err != nil {
+		return c, err
+	}
+	c.AgentKubeconfig = filepath.Join(dir, "agent.kubeconfig")
+	if c.AgentConfig, err = writeKubeconfig(c.AgentKubeconfig, c.APIServerURL, ca.certPEM, AgentUser, agentCert, agentKey); err != nil {
+		return c, err
+	}
+	if c.Client, err = kubernetes.NewForConfig(c.AdminConfig); err != nil {
+		return c, err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(c.AdminConfig); err != nil {
+		return c, err
+	}
+	c.mapper = newResetMapper(c.Client.Discovery())
+
+	// etcd.
+	peer := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
+	c.etcd = &process{
+		name: "etcd", path: bins[EtcdBin], logPath: filepath.Join(c.LogDir, "etcd.log"),
+		args: []string{
+			"--name=e2e",
+			"--data-dir=" + filepath.Join(dir, "etcd"),
+			"--listen-client-urls=" + c.EtcdURL,
+			"--advertise-client-urls=" + c.EtcdURL,
+			"--listen-peer-urls=" + peer,
+			"--initial-advertise-peer-urls=" + peer,
+			"--initial-cluster=e2e=" + peer,
+			"--unsafe-no-fsync",
+		},
+	}
+	if err := c.StartEtcd(); err != nil {
+		return c, err
+	}
+	tEtcd := time.Now()
+
+	// kube-apiserver.
+	c.apiserver = &process{
+		name: "kube-apiserver", path: bins[APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
+		args: []string{
+			"--etcd-servers=" + c.EtcdURL,
+			"--bind-address=127.0.0.1",
+			"--advertise-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", apiPort),
+			"--cert-dir=" + filepath.Join(dir, "apiserver"),
+			"--tls-cert-file=" + filepath.Join(pki, "apiserver.crt"),
+			"--tls-private-key-file=" + filepath.Join(pki, "apiserver.key"),
+			"--client-ca-file=" + filepath.Join(pki, "ca.crt"),
+			"--service-account-key-file=" + saPub,
+			"--service-account-signing-key-file=" + saKey,
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-cluster-ip-range=10.0.0.0/24",
+			"--authorization-mode=RBAC",
+			"--endpoint-reconciler-type=none",
+			"--allow-privileged=true",
+			// Without it a SIGTERM waits for open watches until the request timeout.
+			"--shutdown-watch-termination-grace-period=2s",
+		},
+	}
+	if err := c.StartAPIServer(); err != nil {
+		return c, err
+	}
+	tAPI := time.Now()
+
+	// kube-controller-manager: namespaces get their default ServiceAccount,
+	// Deployments get ReplicaSets and Pods, owned objects are collected.
+	c.kcm = &process{
+		name: "kube-controller-manager", path: bins[ControllerManagerBin], logPath: filepath.Join(c.LogDir, "kube-controller-manager.log"),
+		args: []string{
+			"--kubeconfig=" + c.AdminKubeconfig,
+			"--leader-elect=false",
+			"--secure-port=0",
+			"--bind-address=127.0.0.1",
+			"--service-account-private-key-file=" + saKey,
+			"--root-ca-file=" + filepath.Join(pki, "ca.crt"),
+			"--use-service-account-credentials=false",
+			"--controllers=*",
+		},
+	}
+	if err := c.kcm.start(); err != nil {
+		return c, err
+	}
+
+	// The agent's RBAC: the project's ClusterRole, bound to AgentUser.
+	if err := c.installAgentRBAC(ctx, clusterRoleYAML); err != nil {
+		return c, fmt.Errorf("agent RBAC: %w", err)
+	}
+
+	// CRDs.
+	for _, f := range crdFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return c, err
+		}
+		if err := c.InstallCRDs(ctx, b); err != nil {
+			return c, fmt.Errorf("install CRDs from %s: %w", f, err)
+		}
+	}
+	tCRD := time.Now()
+
+	// The controller-manager works once "default" has its ServiceAccount.
+	if err := c.waitFor(ctx, 60*time.Second, "the default ServiceAccount (kube-controller-manager)", c.kcm, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return c, err
+	}
+
+	if opts.ESOController {
+		c.ESOMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", esoMetrics)
+		c.esoLive = fmt.Sprintf("http://127.0.0.1:%d/healthz", esoLive)
+		c.eso = &process{
+			name: "external-secrets", path: bins[ESOControllerBin], logPath: filepath.Join(c.LogDir, "external-secrets.log"),
+			args: []string{
+				"--enable-leader-election=false",
+				fmt.Sprintf("--metrics-addr=127.0.0.1:%d", esoMetrics),
+				fmt.Sprintf("--live-addr=127.0.0.1:%d", esoLive),
+			},
+			// controller-runtime's GetConfig reads KUBECONFIG; ESO's cobra
+			// command does not expose --kubeconfig.
+			env: []string{"KUBECONFIG=" + c.AdminKubeconfig},
+		}
+		if err := c.eso.start(); err != nil {
+			return c, err
+		}
+		if err := c.waitHTTP(ctx, 60*time.Second, c.eso, c.esoLive); err != nil {
+			return c, err
+		}
+	}
+	logf("stack up in %s (etcd %s, kube-apiserver %s, RBAC+CRDs %s, rest %s) in %s",
+		time.Since(t0).Round(time.Millisecond), tEtcd.Sub(t0).Round(time.Millisecond), tAPI.Sub(tEtcd).Round(time.Millisecond),
+		tCRD.Sub(tAPI).Round(time.Millisecond), time.Since(tCRD).Round(time.Millisecond), dir)
+	return c, nil
+}
+
+func writeKubeconfig(path, server string, caPEM []byte, user string, certPEM, keyPEM []byte) (*rest.Config, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: user}
+	cfg.CurrentContext = "e2e"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return nil, err
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.QPS, rc.Burst = 100, 200
+	return rc, nil
+}
+
+func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) error {
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(clusterRoleYAML, &role); err != nil {
+		return fmt.Errorf("deploy/manifests/clusterrole.yaml: %w", err)
+	}
+	if role.Kind != "ClusterRole" {
+		return fmt.Errorf("deploy/manifests/clusterrole.yaml holds a %q, not a ClusterRole", role.Kind)
+	}
+	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "driftwatch-e2e-agent"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: AgentUser}},
+	}
+	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	// The RBAC authorizer reads through an informer: wait until it sees the
+	// binding, as the agent would.
+	agent, err := kubernetes.NewForConfig(c.AgentConfig)
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, 30*time.Second, "the agent's ClusterRoleBinding to take effect", c.apiserver, func(ctx context.Context) (bool, error) {
+		_, err := agent.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil, nil
+	})
+}
+
+// waitFor polls cond every 100 ms until it holds, the timeout passes, or proc
+// (if not nil) exits.
+func (c *Cluster) waitFor(ctx context.Context, timeout time.Duration, what string, proc *process, cond func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if proc != nil {
+			if gone, werr := proc.exited(); gone {
+				return false, fmt.Errorf("%s exited (%v)", proc.name, werr)
+			}
+		}
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		defer ccancel()
+		ok, err := cond(cctx)
+		if err != nil {
+			last = err
+		}
+		return ok, nil
+	})
+	if err != nil {
+		if last != nil {
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, err, last)
+		}
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
+}
+
+func (c *Cluster) waitHTTP(ctx context.Context, timeout time.Duration, proc *process, url string) error {
+	return c.waitFor(ctx, timeout, url, proc, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return false, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+		}
+		return true, nil
+	})
+}
+
+func (c *Cluster) waitReadyz(ctx context.Context, timeout time.Duration) error {
+	rc := c.Client.Discovery().RESTClient()
+	return c.waitFor(ctx, timeout, "kube-apiserver /readyz", c.apiserver, func(ctx context.Context) (bool, error) {
+		b, err := rc.Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return false, fmt.Errorf("%v: %s", err, b)
+		}
+		return string(b) == "ok", nil
+	})
+}
+
+// restartTimeout bounds the restart hooks' waits.
+const restartTimeout = 90 * time.Second
+
+// StopAPIServer stops kube-apiserver gracefully (SIGTERM; it closes open
+// watches after 2 s and exits in about a second; SIGKILL after 15 s). Its
+// port stays assigned, so StartAPIServer brings it back at the same URL and
+// clients reconnect.
+func (c *Cluster) StopAPIServer() { c.apiserver.stop(15 * time.Second) }
+
+// KillAPIServer SIGKILLs kube-apiserver (a crash); StartAPIServer restarts it.
+func (c *Cluster) KillAPIServer() { c.apiserver.kill() }
+
+// StartAPIServer starts kube-apiserver again (same port, flags and etcd) and
+// waits until /readyz answers ok.
+func (c *Cluster) StartAPIServer() error {
+	if err := c.apiserver.start(); err != nil {
+		return err
+	}
+	return c.waitReadyz(context.Background(), restartTimeout)
+}
+
+// StopEtcd stops etcd gracefully (SIGTERM, SIGKILL after 15 s), keeping its
+// data. While kube-apiserver holds streams to it, etcd's graceful stop takes
+// about 7 s (its own timeout); KillEtcd is immediate.
+func (c *Cluster) StopEtcd() { c.etcd.stop(15 * time.Second) }
+
+// KillEtcd SIGKILLs etcd (a crash). Its data survives (written, if not
+// fsynced, before the kill); StartEtcd restarts it.
+func (c *Cluster) KillEtcd() { c.etcd.kill() }
+
+// StartEtcd starts etcd again on the same ports and data, waits until it is
+// healthy and, if kube-apiserver is running, until the apiserver is ready again.
+func (c *Cluster) StartEtcd() error {
+	if err := c.etcd.start(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := c.waitFor(ctx, restartTimeout, "etcd /health", c.etcd, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.EtcdURL+"/health", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"health":"true"`), nil
+	}); err != nil {
+		return err
+	}
+	if c.apiserver != nil && c.apiserver.pid() != 0 {
+		return c.waitReadyz(ctx, restartTimeout)
+	}
+	return nil
+}
+
+// StopESOController stops the ESO controller (if the stack runs it).
+func (c *Cluster) StopESOController() {
+	if c.eso != nil {
+		c.eso.stop(15 * time.Second)
+	}
+}
+
+// StartESOController starts the ESO controller again and waits for its
+// health endpoint.
+func (c *Cluster) StartESOController() error {
+	if c.eso == nil {
+		return errors.New("the stack was started without Options.ESOController")
+	}
+	if err := c.eso.start(); err != nil {
+		return err
+	}
+	return c.waitHTTP(context.Background(), restartTimeout, c.eso, c.esoLive)
+}
+
+// Stop tears the stack down: agents, the ESO controller, the
+// controller-manager, kube-apiserver and etcd are stopped (SIGTERM to their
+// process groups, SIGKILL after a grace period) and Dir is removed. If
+// DRIFTWATCH_E2E_LOGS names a folder, the process logs are copied there
+// first. Stop is idempotent.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
+	c.stopped = true
+	agents := append([]*process(nil), c.agents...)
+	c.mu.Unlock()
+	for _, a := range agents {
+		a.stop(5 * time.Second)
+	}
+	for _, p := range []*process{c.eso, c.kcm, c.apiserver, c.etcd} {
+		if p != nil {
+			p.stop(15 * time.Second)
+		}
+	}
+	if keep := os.Getenv("DRIFTWATCH_E2E_LOGS"); keep != "" {
+		dst := filepath.Join(keep, filepath.Base(c.Dir))
+		if err := copyDir(c.LogDir, dst); err != nil {
+			c.logf("copying logs to %s: %v", dst, err)
+		} else {
+			c.logf("process logs copied to %s", dst)
+		}
+	}
+	if err := os.RemoveAll(c.Dir); err != nil {
+		c.logf("removing %s: %v", c.Dir, err)
+	}
+}
+
+// CheckTornDown verifies, after Stop, that Dir is gone and that no process
+// of the stack remains: none of the PIDs it started, nothing in their process
+// groups, and nothing whose command line mentions Dir (as `pgrep -f Dir`).
+func (c *Cluster) CheckTornDown() error {
+	var problems []string
+	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
+		problems = append(problems, fmt.Sprintf("temp dir %s still exists (stat: %v)", c.Dir, err))
+	}
+	if left := leftoverProcesses(c.Dir, c.allPIDs()); len(left) > 0 {
+		problems = append(problems, "processes left behind:\n  "+strings.Join(left, "\n  "))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("e2e teardown: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func (c *Cluster) allPIDs() []int {
+	c.mu.Lock()
+	procs := append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...)
+	c.mu.Unlock()
+	var pids []int
+	for _, p := range procs {
+		if p != nil {
+			pids = append(pids, p.allPIDs()...)
+		}
+	}
+	return pids
+}
+
+// PIDs returns the PIDs of the running stack processes by name (etcd,
+// kube-apiserver, kube-controller-manager, external-secrets).
+func (c *Cluster) PIDs() map[string]int {
+	out := map[string]int{}
+	for _, p := range []*process{c.etcd, c.apiserver, c.kcm, c.eso} {
+		if p != nil {
+			if pid := p.pid(); pid != 0 {
+				out[p.name] = pid
+			}
+		}
+	}
+	return out
+}
+
+// LogTails returns the last n lines of every stack process's log.
+func (c *Cluster) logTails(n int) string {
+	var b strings.Builder
+	for _, p := range []*process{c.etcd, c.apiserver, c.kcm, c.eso} {
+		if p == nil {
+			continue
+		}
+		if _, err := os.Stat(p.logPath); err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "----- last %d lines of %s -----\n%s\n", n, p.name, tailFile(p.logPath, n))
+	}
+	return b.String()
+}
+
+// DumpLogs writes the last lines of every stack process's log to w.
+func (c *Cluster) DumpLogs(w io.Writer) { fmt.Fprint(w, c.logTails(60)) }
+
+// ESOControllerLog returns the path of the ESO controller's log file.
+func (c *Cluster) ESOControllerLog() string {
+	if c.eso == nil {
+		return ""
+	}
+	return c.eso.logPath
+}
+
+// Kubectl runs the real kubectl with the admin kubeconfig, stdin (if not
+// empty) on its standard input, and returns its standard output.
+func (c *Cluster) Kubectl(ctx context.Context, stdin string, args ...string) (string, error) {
+	kubectl, err := Tool(KubectlBin)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + c.AdminKubeconfig}, args...)...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+var nsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// NewNamespace creates a fresh namespace named after the test, waits until
+// the controller-manager has given it its "default" ServiceAccount, and
+// deletes it when the test ends.
+func (c *Cluster) NewNamespace(t testing.TB) string {
+	t.Helper()
+	prefix := strings.Trim(nsUnsafe.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(prefix) > 40 {
+		prefix = strings.Trim(prefix[:40], "-")
+	}
+	if prefix == "" {
+		prefix = "e2e"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ns, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"driftwatch-e2e": "true"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	name := ns.Name
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		err := c.Client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("delete namespace %s: %v", name, err)
+		}
+	})
+	if err := c.waitFor(ctx, 60*time.Second, "ServiceAccount "+name+"/default", c.kcm, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+var (
+	current    *Cluster
+	currentErr error
+)
+
+// Main starts one stack for the test package, runs its tests, tears the
+// stack down, and checks that no process or temp dir of it remains (a
+// leftover fails the run). Call it from TestMain: os.Exit(cluster.Main(m, opts)).
+//
+// With DRIFTWATCH_E2E=0 no stack starts and every test calling Get skips.
+// If the tools are missing or the stack fails to start, every test calling
+// Get fails with the reason.
+func Main(m *testing.M, opts Options) int {
+	if E2EDisabled() {
+		return m.Run()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	c, err := Start(ctx, opts)
+	cancel()
+	if err != nil {
+		currentErr = err
+		fmt.Fprintf(os.Stderr, "e2e: the test stack did not start: %v\n", err)
+		code := m.Run()
+		if code == 0 {
+			code = 1
+		}
+		return code
+	}
+	current = c
+
+	// Tear down on SIGINT/SIGTERM too (children also get SIGKILL when this
+	// process dies, through Pdeathsig).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		if s, ok := <-sigs; ok {
+			fmt.Fprintf(os.Stderr, "e2e: %v: tearing the test stack down\n", s)
+			c.Stop()
+			os.Exit(2)
+		}
+	}()
+
+	code := m.Run()
+	signal.Stop(sigs)
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "e2e: tests failed; stack logs (set DRIFTWATCH_E2E_LOGS=DIR to keep them whole):\n")
+		c.DumpLogs(os.Stderr)
+	}
+	c.Stop()
+	if err := c.CheckTornDown(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	return code
+}
+
+// Get returns the package's stack started by Main. It skips the test when
+// DRIFTWATCH_E2E=0 and fails it when the stack could not start.
+func Get(t testing.TB) *Cluster {
+	t.Helper()
+	if E2EDisabled() {
+		t.Skip("DRIFTWATCH_E2E=0: skipping the e2e test (it needs the real kube-apiserver/etcd stack)")
+	}
+	if currentErr != nil {
+		t.Fatalf("the e2e test stack did not start: %v", currentErr)
+	}
+	if current == nil {
+		t.Fatal("cluster.Get: no stack; call cluster.Main from TestMain")
+	}
+	return current
+}
+
+func copyDir(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

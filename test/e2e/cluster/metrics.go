@@ -1,0 +1,134 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Series is one sample of a scrape: a metric name, its labels and value.
+// Histograms and summaries are flattened into their _bucket/_sum/_count (and
+// quantile) series, as Prometheus stores them.
+type Series struct {
+	Name   string
+	Labels map[string]string
+	Value  float64
+}
+
+func (s Series) String() string {
+	keys := slices.Sorted(maps.Keys(s.Labels))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, s.Labels[k]))
+	}
+	return fmt.Sprintf("%s{%s} %g", s.Name, strings.Join(parts, ","), s.Value)
+}
+
+// Matches reports whether the series has the name and every given label
+// with the given value (other labels are ignored; a label given as "" must
+// be absent or empty).
+func (s Series) Matches(name string, labels map[string]string) bool {
+	if s.Name != name {
+		return false
+	}
+	for k, v := range labels {
+		if s.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Find returns the series matching name and labels (see Series.Matches).
+func Find(series []Series, name string, labels map[string]string) []Series {
+	var out []Series
+	for _, s := range series {
+		if s.Matches(name, labels) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ParseMetrics parses the Prometheus text exposition format.
+func ParseMetrics(r io.Reader) ([]Series, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []Series
+	for name, fam := range fams {
+		for _, m := range fam.GetMetric() {
+			base := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				base[lp.GetName()] = lp.GetValue()
+			}
+			with := func(k, v string) map[string]string {
+				l := maps.Clone(base)
+				l[k] = v
+				return l
+			}
+			switch fam.GetType() {
+			case dto.MetricType_COUNTER:
+				out = append(out, Series{name, base, m.GetCounter().GetValue()})
+			case dto.MetricType_GAUGE:
+				out = append(out, Series{name, base, m.GetGauge().GetValue()})
+			case dto.MetricType_SUMMARY:
+				sm := m.GetSummary()
+				for _, q := range sm.GetQuantile() {
+					out = append(out, Series{name, with("quantile", fmt.Sprint(q.GetQuantile())), q.GetValue()})
+				}
+				out = append(out, Series{name + "_sum", base, sm.GetSampleSum()}, Series{name + "_count", base, float64(sm.GetSampleCount())})
+			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+				h := m.GetHistogram()
+				for _, b := range h.GetBucket() {
+					out = append(out, Series{name + "_bucket", with("le", formatLe(b.GetUpperBound())), float64(b.GetCumulativeCount())})
+				}
+				out = append(out, Series{name + "_sum", base, h.GetSampleSum()}, Series{name + "_count", base, float64(h.GetSampleCount())})
+			default:
+				out = append(out, Series{name, base, m.GetUntyped().GetValue()})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
+}
+
+func formatLe(f float64) string {
+	if math.IsInf(f, +1) {
+		return "+Inf"
+	}
+	return fmt.Sprint(f)
+}
+
+var scrapeClient = &http.Client{Timeout: 10 * time.Second}
+
+// ScrapeURL fetches a /metrics URL in the text format and parses it.
+func ScrapeURL(url string) ([]Series, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := scrapeClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return ParseMetrics(resp.Body)
+}

@@ -1,0 +1,112 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Tool binaries the stack runs, as test/tools/build.sh names them.
+const (
+	EtcdBin              = "etcd"
+	APIServerBin         = "kube-apiserver"
+	ControllerManagerBin = "kube-controller-manager"
+	KubectlBin           = "kubectl"
+	ESOControllerBin     = "external-secrets"
+	HelmBin              = "helm"
+)
+
+// CacheDir is the tool cache test/tools/build.sh writes to:
+// $DRIFTWATCH_CACHE, else $XDG_CACHE_HOME/driftwatch, else ~/.cache/driftwatch.
+func CacheDir() string {
+	if d := os.Getenv("DRIFTWATCH_CACHE"); d != "" {
+		return d
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "driftwatch")
+}
+
+// ToolsBin is the folder holding the tool binaries: $DRIFTWATCH_TOOLS_BIN,
+// else CacheDir()/bin.
+func ToolsBin() string {
+	if d := os.Getenv("DRIFTWATCH_TOOLS_BIN"); d != "" {
+		return d
+	}
+	return filepath.Join(CacheDir(), "bin")
+}
+
+// CRDDir is where build.sh copies the CRD bundles: $DRIFTWATCH_CRDS, else
+// ToolsBin()/../crds.
+func CRDDir() string {
+	if d := os.Getenv("DRIFTWATCH_CRDS"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(ToolsBin()), "crds")
+}
+
+// CRD bundle file names inside CRDDir.
+const (
+	ESOCRDFile    = "eso-bundle.yaml"
+	ArgoCDCRDFile = "argocd-application-crd.yaml"
+)
+
+// Tool returns the path of a tool binary, or an error telling how to build it.
+func Tool(name string) (string, error) {
+	p := filepath.Join(ToolsBin(), name)
+	st, err := os.Stat(p)
+	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("e2e tool %q not found at %s: build the tools with `make tools` "+
+			"(or test/tools/build.sh), or point DRIFTWATCH_TOOLS_BIN at a folder holding them; "+
+			"set DRIFTWATCH_E2E=0 to skip the e2e tests", name, p)
+	}
+	return p, nil
+}
+
+func crdFile(name string) (string, error) {
+	p := filepath.Join(CRDDir(), name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("CRD bundle %s not found: run `make tools` (or test/tools/build.sh), "+
+			"which copies it from the Go module cache: %w", p, err)
+	}
+	return p, nil
+}
+
+// RepoRoot walks up from the working directory to the folder holding the
+// main module's go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && isMainModule(b) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod of github.com/driftwatch/driftwatch not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isMainModule(gomod []byte) bool {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if strings.TrimSpace(line) == "module github.com/driftwatch/driftwatch" {
+			return true
+		}
+	}
+	return false
+}
+
+// E2EDisabled reports whether DRIFTWATCH_E2E=0 asks to skip the e2e tests.
+func E2EDisabled() bool { return os.Getenv("DRIFTWATCH_E2E") == "0" }
