@@ -52,9 +52,18 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! c
 fi
 for t in prometheus promtool prometheus-alertmanager; do ln -sf "$(command -v $t)" "$bin/$t"; done
 
-# ESO's CRDs and Argo CD's Application CRD, from the modules' own sources.
+# ESO's CRDs and Argo CD's Application CRD, from the modules' own sources
+# in the Go module cache (as operator projects do for envtest).
 eso_dir=$(cd "$here/eso" && go list -m -f '{{.Dir}}' github.com/external-secrets/external-secrets)
 mkdir -p "$cache/crds"
 cp -f "$eso_dir/deploy/crds/bundle.yaml" "$cache/crds/eso-bundle.yaml"
+# Only Argo CD's source tree is needed (no package of it is built), so the
+# module is downloaded on its own rather than required by a tool module.
+argocd_mod=github.com/argoproj/argo-cd/v2@v2.14.21
+argocd_dir=$(cd / && go mod download -json "$argocd_mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+if [ -z "$argocd_dir" ] || [ ! -f "$argocd_dir/manifests/crds/application-crd.yaml" ]; then
+  log "cannot find Argo CD's Application CRD in the module cache ($argocd_mod)"; exit 1
+fi
+cp -f "$argocd_dir/manifests/crds/application-crd.yaml" "$cache/crds/argocd-application-crd.yaml"
 chmod 644 "$cache/crds/"*.yaml
 echo "$bin"
