@@ -78,7 +78,7 @@ func PodActive(p *model.Pod) bool { return p.Phase != "Succeeded" && p.Phase != 
 // mergePolicy Replace, ESO writes only the rendered keys; otherwise spec.data keys
 // and rendered keys.
 func ESExpectedKeys(e *model.ExternalSecret) []string {
-	if e.HasTemplate && len(e.TemplateKeys) > 0 && e.TemplateMergePolicy != "Merge" {
+	if e.HasTemplate && (e.TemplateRendersData || len(e.TemplateKeys) > 0) && e.TemplateMergePolicy != "Merge" {
 		return append([]string(nil), e.TemplateKeys...)
 	}
 	return e.ExpectedTargetKeys()

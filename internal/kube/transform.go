@@ -443,6 +443,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	if tpl := sp.Target.Template; tpl != nil {
 		rec.HasTemplate = true
 		rec.TemplateMergePolicy = tpl.MergePolicy
+		rec.TemplateRendersData = len(tpl.Data) > 0 || len(tpl.TemplateFrom) > 0
 		for k := range tpl.Data {
 			rec.TemplateKeys = append(rec.TemplateKeys, k)
 		}

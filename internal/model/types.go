@@ -193,6 +193,9 @@ type ExternalSecret struct {
 	TemplateMergePolicy string
 	// HasTemplate is set when spec.target.template is present.
 	HasTemplate bool
+	// TemplateRendersData: the template has data or templateFrom entries, so with
+	// mergePolicy Replace (the default) ESO writes only what it renders.
+	TemplateRendersData bool
 	// DataFrom counts spec.dataFrom entries; DataFromFind those using find.
 	DataFrom     int
 	DataFromFind int

@@ -72,7 +72,8 @@ func HelmReleaseFromSecretData(data map[string][]byte) (HelmReleaseInfo, []model
 //     expectation {Kind: "Secret", Namespace: metadata.namespace or the release's
 //     namespace, Name, Keys};
 //   - kind ExternalSecret (apiVersion external-secrets.io/*): Keys =
-//     spec.data[].secretKey ∪ spec.target.template.data keys (sorted),
+//     spec.data[].secretKey ∪ spec.target.template.data keys (sorted) — only the
+//     template keys when the template renders data and mergePolicy is not Merge,
 //     SpecDataKeys = spec.data[].secretKey in order, Target = spec.target.name or
 //     metadata.name.
 //
@@ -443,6 +444,7 @@ func documentExpectation(doc []byte, relNS string) (exp model.HelmExpectation, o
 			exp.SpecDataKeys = keys
 		}
 		var tmplKeys []string
+		mergePolicy, rendersData := "", false
 		if t := sf[1]; present(t) {
 			if jsonType(t) != '{' {
 				return exp, false, bad("spec.target", "not an object")
@@ -460,17 +462,25 @@ func documentExpectation(doc []byte, relNS string) (exp model.HelmExpectation, o
 				if jsonType(tm) != '{' {
 					return exp, false, bad("spec.target.template", "not an object")
 				}
-				td := make([][]byte, 1)
-				fields(tm, []string{"data"}, td)
+				td := make([][]byte, 3)
+				fields(tm, []string{"data", "mergePolicy", "templateFrom"}, td)
+				rendersData = jsonType(td[2]) == '[' && len(bytes.TrimSpace(td[2])) > 2
 				if tmplKeys, good = objectKeys(td[0]); !good {
 					return exp, false, bad("spec.target.template.data", "not an object")
 				}
+				if mergePolicy, good = optString(td[1]); !good {
+					return exp, false, bad("spec.target.template.mergePolicy", "not a string")
+				}
 			}
 		}
+		// ESO writes only the rendered keys when a template renders data with the
+		// default mergePolicy Replace; otherwise spec.data keys and rendered keys.
 		var keys []string
-		for _, k := range exp.SpecDataKeys {
-			if k != "" {
-				keys = append(keys, k)
+		if (len(tmplKeys) == 0 && !rendersData) || mergePolicy == "Merge" {
+			for _, k := range exp.SpecDataKeys {
+				if k != "" {
+					keys = append(keys, k)
+				}
 			}
 		}
 		exp.Keys = sortDedupe(append(keys, tmplKeys...))

@@ -106,10 +106,11 @@ data:
 
 func wantExpectations(extraKey bool) []model.HelmExpectation {
 	spec := []string{"password", "user"}
-	keys := []string{"DSN", "password", "user"}
+	// app-es renders template.data with the default mergePolicy Replace: ESO
+	// writes only the rendered keys, whatever spec.data lists.
+	keys := []string{"DSN", "user"}
 	if extraKey {
 		spec = append(spec, "NEW_KEY")
-		keys = []string{"DSN", "NEW_KEY", "password", "user"}
 	}
 	return []model.HelmExpectation{
 		{Kind: "Secret", Namespace: "data", Name: "app-db", Keys: []string{"API_TOKEN", "DB_PASSWORD", "DB_USER"}},

@@ -1,0 +1,33 @@
+package detect
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// ESO (v0.20.4, externalsecret_controller_template.go) writes spec.data keys only
+// when the template renders nothing or mergePolicy is Merge.
+func TestESExpectedKeysTemplateSemantics(t *testing.T) {
+	cases := []struct {
+		name string
+		es   model.ExternalSecret
+		want []string
+	}{
+		{"no template", model.ExternalSecret{DataKeys: []string{"a", "b"}}, []string{"a", "b"}},
+		{"template without data", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true}, []string{"a"}},
+		{"template data, Replace", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"dsn"}}, []string{"dsn"}},
+		{"template data, Merge", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"dsn"}, TemplateMergePolicy: "Merge"}, []string{"a", "dsn"}},
+		{"templateFrom with unknowable keys, Replace", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true}, nil},
+	}
+	for _, c := range cases {
+		got := ESExpectedKeys(&c.es)
+		if len(got) == 0 && len(c.want) == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %v want %v", c.name, got, c.want)
+		}
+	}
+}
