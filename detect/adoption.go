@@ -30,10 +30,10 @@ type Unsafe struct {
 //   - implicit_creation_policy: what the user applied did not set
 //     spec.target.creationPolicy, so the CRD defaulted it to Owner (deleting the
 //     ExternalSecret garbage-collects the Secret). Read from a last-applied
-//     annotation of kind ExternalSecret (client-side apply). Server-side apply and
-//     create leave no last-applied; the model keeps only whether a manager owns
-//     f:spec, not which spec fields, so those objects are not judged (never a
-//     guess).
+//     annotation of kind ExternalSecret (client-side apply), else from the
+//     server-side Apply managedFields entries (model.CreationPolicyApplied).
+//     Objects only created or updated (Update entries also own CRD defaults) are
+//     not judged (never a guess).
 //   - owner_over_existing: creationPolicy Owner and a target Secret that existed
 //     before the ExternalSecret: created strictly earlier (both timestamps known),
 //     or without a controller ownerReference to this ExternalSecret while a
@@ -66,7 +66,11 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 		add := func(reason string, n int) {
 			out = append(out, Unsafe{Namespace: e.Namespace, ExternalSecret: e.Name, Reason: reason, Keys: n})
 		}
-		if la := e.LastApplied; la != nil && la.Err == "" && la.Kind == "ExternalSecret" && !la.CreationPolicySet {
+		if la := e.LastApplied; la != nil && la.Err == "" && la.Kind == "ExternalSecret" {
+			if !la.CreationPolicySet {
+				add(UnsafeImplicitCreationPolicy, 0)
+			}
+		} else if e.CreationPolicyApplied == "unset" {
 			add(UnsafeImplicitCreationPolicy, 0)
 		}
 		var target *model.Secret

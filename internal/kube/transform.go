@@ -5,6 +5,7 @@
 package kube
 
 import (
+	"encoding/json"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -424,6 +425,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 			t.decodeProblem("externalsecrets", &meta, AnnExpectedKeys, rec.ExpectedKeysErr)
 		}
 	}
+	rec.CreationPolicyApplied = creationPolicyApplied(u.GetManagedFields())
 	sp := es.Spec
 	rec.Target = sp.Target.Name
 	if rec.Target == "" {
@@ -605,4 +607,36 @@ func (t *Transformer) Application(obj any) (any, error) {
 			Namespace: r.Namespace, Name: r.Name, Status: r.Status})
 	}
 	return rec, nil
+}
+
+// maxFieldsV1 bounds the managedFields entry parsed for creationPolicy ownership.
+const maxFieldsV1 = 256 << 10
+
+// creationPolicyApplied reads the server-side Apply entries that own parts of
+// spec: "set" when one of them owns f:spec.f:target.f:creationPolicy, "unset" when
+// none does, "" when there is no such entry (Update entries also own the CRD's
+// defaults, so they cannot tell what a user wrote).
+func creationPolicyApplied(entries []metav1.ManagedFieldsEntry) string {
+	verdict := ""
+	for _, e := range entries {
+		if e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil ||
+			len(e.FieldsV1.Raw) > maxFieldsV1 {
+			continue
+		}
+		var f struct {
+			Spec *struct {
+				Target *struct {
+					CreationPolicy *json.RawMessage `json:"f:creationPolicy"`
+				} `json:"f:target"`
+			} `json:"f:spec"`
+		}
+		if json.Unmarshal(e.FieldsV1.Raw, &f) != nil || f.Spec == nil {
+			continue
+		}
+		if f.Spec.Target != nil && f.Spec.Target.CreationPolicy != nil {
+			return "set"
+		}
+		verdict = "unset"
+	}
+	return verdict
 }

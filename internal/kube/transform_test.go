@@ -325,3 +325,30 @@ func TestSecretStoreAuthResolution(t *testing.T) {
 		}
 	}
 }
+
+func TestCreationPolicyApplied(t *testing.T) {
+	entry := func(op metav1.ManagedFieldsOperationType, sub, raw string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: "m", Operation: op, Subresource: sub, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(raw)}}
+	}
+	withPolicy := `{"f:spec":{"f:target":{"f:name":{},"f:creationPolicy":{}}}}`
+	without := `{"f:spec":{"f:target":{"f:name":{}},"f:data":{}}}`
+	cases := []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		want    string
+	}{
+		{"apply with policy", []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationApply, "", withPolicy)}, "set"},
+		{"apply without policy", []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationApply, "", without)}, "unset"},
+		{"one of two appliers sets it", []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationApply, "", without), entry(metav1.ManagedFieldsOperationApply, "", withPolicy)}, "set"},
+		{"update owns defaults: unknowable", []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationUpdate, "", without)}, ""},
+		{"status apply ignored", []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationApply, "status", `{"f:status":{}}`)}, ""},
+		{"malformed ignored", []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationApply, "", `{"f:spec":`)}, ""},
+		{"metadata-only apply", []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationApply, "", `{"f:metadata":{"f:labels":{}}}`)}, ""},
+	}
+	for _, c := range cases {
+		if got := creationPolicyApplied(c.entries); got != c.want {
+			t.Errorf("%s: got %q want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -208,9 +208,13 @@ type ExternalSecret struct {
 	RefreshTime        time.Time
 	Managers           []ManagedField
 	LastApplied        *LastApplied
-	ExpectedKeys       []string
-	ExpectedKeysErr    string
-	DecodeErr          string
+	// CreationPolicyApplied says whether what users server-side applied set
+	// spec.target.creationPolicy: "set", "unset", or "" when unknowable (no Apply
+	// entry owns the spec; Update entries include CRD defaults and prove nothing).
+	CreationPolicyApplied string
+	ExpectedKeys          []string
+	ExpectedKeysErr       string
+	DecodeErr             string
 }
 
 // ExpectedTargetKeys is every key the ExternalSecret itself says its target holds.
