@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -105,6 +106,10 @@ type Client struct {
 
 	requests *prometheus.CounterVec
 	up       prometheus.Gauge
+	// asked is set once a round has tried the API: api_up is exported only
+	// then, so an agent with no Application managing Secrets (never a request)
+	// does not report the API down.
+	asked atomic.Bool
 
 	mu     sync.Mutex
 	warned map[model.Ref]int // last per-app status logged, to log changes only
@@ -181,7 +186,9 @@ func (c *Client) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *Client) Collect(ch chan<- prometheus.Metric) {
 	c.requests.Collect(ch)
-	c.up.Collect(ch)
+	if c.asked.Load() {
+		c.up.Collect(ch)
+	}
 }
 
 // readToken reads the bearer token, refusing a world-readable file. Errors never
@@ -259,6 +266,7 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 	if err := c.limiter.Wait(ctx); err != nil {
 		return nil, err
 	}
+	c.asked.Store(true)
 	cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, c.endpoint(app), nil)
@@ -539,6 +547,7 @@ func (c *Client) PollOnce(ctx context.Context, apps []model.Ref, sink Sink) erro
 	}
 	tok, err := readToken(c.cfg.TokenFile)
 	if err != nil {
+		c.asked.Store(true)
 		c.up.Set(0)
 		return err
 	}
