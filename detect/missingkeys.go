@@ -57,7 +57,47 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 				Source: e.Source, Optional: e.Optional, Consumers: e.Consumers})
 		}
 	}
+	// Count the pods behind an absent Secret from the pods themselves: merging the
+	// per-key expectations would count a workload whose replicas read different
+	// keys (a rollout) by its largest group only.
+	if avail[model.ResPods] {
+		for i := range res.Absent {
+			if ab := &res.Absent[i]; ab.Source == SourcePod {
+				ab.Consumers = podConsumers(v, ab.Namespace, ab.Secret)
+			}
+		}
+	}
 	return res
+}
+
+// podConsumers groups the active pods that expect Secret ns/name by workload.
+func podConsumers(v model.View, ns, name string) []Consumer {
+	var out []Consumer
+	idx := map[[2]string]int{}
+	for _, p := range v.PodsUsing(ns, name) {
+		if !PodActive(p) {
+			continue
+		}
+		expects := false
+		for _, u := range p.Uses {
+			if u.Secret == name && (u.Key != "" || !u.Optional) {
+				expects = true
+				break
+			}
+		}
+		if !expects {
+			continue
+		}
+		k := [2]string{p.Workload.Kind, p.Workload.Name}
+		if i, ok := idx[k]; ok {
+			out[i].Pods++
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, Consumer{Kind: k[0], Name: k[1], Pods: 1})
+	}
+	sortConsumers(out)
+	return out
 }
 
 func mergeConsumers(a, b []Consumer) []Consumer {

@@ -31,3 +31,22 @@ func TestESExpectedKeysTemplateSemantics(t *testing.T) {
 		}
 	}
 }
+
+// During a rollout the replicas of one Deployment may read different keys of a
+// Secret that does not exist: the absent finding counts every pod.
+func TestAbsentSecretCountsEveryPod(t *testing.T) {
+	s := model.NewStore(nil)
+	for i, key := range []string{"A", "A", "B", "B"} {
+		p := &model.Pod{Phase: "Running", Workload: model.Workload{Kind: "Deployment", Name: "api"},
+			Uses: []model.SecretUse{{Secret: "gone", Key: key, Via: model.ViaEnv, Container: "c"}}}
+		p.Namespace, p.Name = "ns", "api-"+string(rune('a'+i))
+		s.UpsertPod(p)
+	}
+	var res MissingKeysResult
+	s.Read(func(v model.View) {
+		res = MissingKeys(v, model.Availability{model.ResSecrets: true, model.ResPods: true})
+	})
+	if len(res.Absent) != 1 || !reflect.DeepEqual(res.Absent[0].Consumers, []Consumer{{Kind: "Deployment", Name: "api", Pods: 4}}) {
+		t.Fatalf("absent: %+v", res.Absent)
+	}
+}
