@@ -1,7 +1,9 @@
 package model
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -53,6 +55,63 @@ type Store struct {
 
 	// history holds what only a watch can see: observed data changes.
 	history *History
+
+	// The big maps' values in key order, rebuilt only after an insert or delete:
+	// an update (the common event) replaces its record in place, so a scrape does
+	// not sort every Secret, Pod and ExternalSecret again for each detector.
+	secretList sortedList[*Secret]
+	podList    sortedList[*Pod]
+	esList     sortedList[*ExternalSecret]
+}
+
+// sortedList caches one map's values sorted by namespace and name. Writers
+// (holding the Store's write lock, so no reader runs) invalidate it or replace a
+// record in place; readers, who may run concurrently under the read lock, rebuild
+// it under mu. The slice handed out is shared: valid inside Store.Read only, and
+// never to be modified.
+type sortedList[T named] struct {
+	mu    sync.Mutex
+	valid bool
+	xs    []T
+}
+
+func (l *sortedList[T]) invalidate() { l.valid, l.xs = false, nil }
+
+// replace puts x in the place of the record with the same key (an update).
+func (l *sortedList[T]) replace(x T) {
+	if !l.valid {
+		return
+	}
+	r := refOf(x.GetNamespace(), x.GetName())
+	i, ok := slices.BinarySearchFunc(l.xs, r, func(e T, r Ref) int { return compareRefs(refOf(e.GetNamespace(), e.GetName()), r) })
+	if !ok {
+		l.invalidate()
+		return
+	}
+	l.xs[i] = x
+}
+
+func (l *sortedList[T]) list(m map[Ref]T) []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.valid {
+		xs := make([]T, 0, len(m))
+		for _, x := range m {
+			xs = append(xs, x)
+		}
+		slices.SortFunc(xs, func(a, b T) int {
+			return compareRefs(refOf(a.GetNamespace(), a.GetName()), refOf(b.GetNamespace(), b.GetName()))
+		})
+		l.xs, l.valid = xs, true
+	}
+	return l.xs
+}
+
+func compareRefs(a, b Ref) int {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // NewStore returns an empty store. history may be nil for a default one.
@@ -99,8 +158,13 @@ func (s *Store) UpsertSecret(sec *Secret, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := refOf(sec.Namespace, sec.Name)
-	old := s.secrets[r]
+	old, existed := s.secrets[r]
 	s.secrets[r] = sec
+	if existed {
+		s.secretList.replace(sec)
+	} else {
+		s.secretList.invalidate()
+	}
 	s.history.Observe(r, old, sec, now)
 }
 
@@ -109,6 +173,9 @@ func (s *Store) DeleteSecret(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := refOf(ns, name)
+	if _, ok := s.secrets[r]; ok {
+		s.secretList.invalidate()
+	}
 	delete(s.secrets, r)
 	s.history.Forget(r)
 }
@@ -123,7 +190,13 @@ func (s *Store) UpsertPod(p *Pod) {
 			delIdx(s.podsBySecret, refOf(old.Namespace, u.Secret), r)
 		}
 	}
+	existed := s.pods[r] != nil
 	s.pods[r] = p
+	if existed {
+		s.podList.replace(p)
+	} else {
+		s.podList.invalidate()
+	}
 	for _, u := range p.Uses {
 		addIdx(s.podsBySecret, refOf(p.Namespace, u.Secret), r)
 	}
@@ -138,6 +211,7 @@ func (s *Store) DeletePod(ns, name string) {
 		for _, u := range old.Uses {
 			delIdx(s.podsBySecret, refOf(old.Namespace, u.Secret), r)
 		}
+		s.podList.invalidate()
 	}
 	delete(s.pods, r)
 }
@@ -164,7 +238,13 @@ func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
 	if old := s.es[r]; old != nil {
 		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
 	}
+	existed := s.es[r] != nil
 	s.es[r] = e
+	if existed {
+		s.esList.replace(e)
+	} else {
+		s.esList.invalidate()
+	}
 	addIdx(s.esByTarget, refOf(e.Namespace, e.Target), r)
 }
 
@@ -175,6 +255,7 @@ func (s *Store) DeleteExternalSecret(ns, name string) {
 	r := refOf(ns, name)
 	if old := s.es[r]; old != nil {
 		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
+		s.esList.invalidate()
 	}
 	delete(s.es, r)
 }
@@ -229,6 +310,7 @@ func (s *Store) ClearResource(r Resource) {
 	case ResExternalSecrets:
 		s.es = map[Ref]*ExternalSecret{}
 		s.esByTarget = map[Ref]map[Ref]struct{}{}
+		s.esList.invalidate()
 	case ResSecretStores, ResClusterSecretStores:
 		kind := "SecretStore"
 		if r == ResClusterSecretStores {
@@ -262,7 +344,7 @@ func (v View) Secret(ns, name string) (*Secret, bool) {
 }
 
 // Secrets returns every Secret, sorted by namespace and name.
-func (v View) Secrets() []*Secret { return sortedValues(v.s.secrets) }
+func (v View) Secrets() []*Secret { return v.s.secretList.list(v.s.secrets) }
 
 // EachPod calls fn for every pod in no particular order: for detectors that sort
 // their own output, it saves sorting the whole pod list per scrape.
@@ -292,7 +374,7 @@ func (v View) Sizes() (pods, secrets, externalSecrets int) {
 }
 
 // Pods returns every pod, sorted.
-func (v View) Pods() []*Pod { return sortedValues(v.s.pods) }
+func (v View) Pods() []*Pod { return v.s.podList.list(v.s.pods) }
 
 // Pod returns a pod by name.
 func (v View) Pod(ns, name string) (*Pod, bool) {
@@ -333,7 +415,7 @@ func (v View) ServiceAccount(ns, name string) (*ServiceAccount, bool) {
 func (v View) ServiceAccounts() []*ServiceAccount { return sortedValues(v.s.sas) }
 
 // ExternalSecrets returns every ExternalSecret, sorted.
-func (v View) ExternalSecrets() []*ExternalSecret { return sortedValues(v.s.es) }
+func (v View) ExternalSecrets() []*ExternalSecret { return v.s.esList.list(v.s.es) }
 
 // ExternalSecret returns one by name.
 func (v View) ExternalSecret(ns, name string) (*ExternalSecret, bool) {
