@@ -1,0 +1,540 @@
+// Command bench measures driftwatch against the physical floor on a real
+// kube-apiserver (the e2e test stack): it creates a synthetic cluster of a given
+// size, then runs, one after another and each as its own process on the same data,
+//
+//   - baseline: bare client-go informers on the resources driftwatch watches, same
+//     list options, no transform, no handlers (the cost of decoding the objects);
+//   - baseline+transform: the same, with a transform that keeps only name/namespace
+//     (the floor of a value-free cache);
+//   - driftwatch: the real agent binary with the restricted kubeconfig;
+//
+// and prints, for each, CPU and wall time to initial sync, peak and steady RSS, Go
+// heap, CPU per Secret update under a steady load, and for driftwatch the
+// event→metric latency and the /metrics scrape time. It prints numbers and never
+// asserts them; --smoke runs a tiny size and only checks that every row was
+// measured.
+//
+//	go run ./test/bench --secrets 20000 --pods 10000 --externalsecrets 5000
+//	go run ./test/bench --smoke
+//	go run ./test/bench baseline [--transform] --kubeconfig F   (child mode)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "baseline" {
+		os.Exit(runBaseline(os.Args[2:]))
+	}
+	os.Exit(run(os.Args[1:], os.Stdout))
+}
+
+type config struct {
+	sz            sizes
+	concurrency   int
+	loadRate      int
+	loadDuration  time.Duration
+	probes        int
+	settle        time.Duration
+	smoke         bool
+	admin         bool
+	pprofDir      string
+	syncProfile   time.Duration
+	sharded       bool
+	watchlistOff  bool
+	compareAgent  string
+	report        string
+	keep          bool
+	skipBaselines bool
+}
+
+// rowSpec is one measured process.
+type rowSpec struct {
+	name    string
+	bin     string
+	args    []string
+	env     []string
+	agent   bool // driftwatch: latency phase, pprof
+	load    bool
+	latency bool
+}
+
+// result is one row of the table.
+type result struct {
+	name                          string
+	syncWall                      time.Duration
+	syncCPU, settleCPU            float64
+	peakRSS, steadyRSS, heapInuse float64 // bytes
+	heapLive                      float64 // heap_alloc right after a forced GC
+	updates                       int64
+	updateRate                    float64
+	cpuPerUpdate                  float64 // seconds
+	idleCPU                       float64 // CPU s per s when idle
+	lat50, lat99, scr50, scr99    time.Duration
+	latN, latTimeouts, scrapes    int
+	err                           error
+}
+
+func run(args []string, stdout io.Writer) int {
+	var c config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.IntVar(&c.sz.Secrets, "secrets", 20000, "ordinary Secrets")
+	fs.IntVar(&c.sz.KeysPerSecret, "keys", 5, "keys per Secret")
+	fs.IntVar(&c.sz.ValueSize, "value-size", 64, "bytes per value")
+	fs.IntVar(&c.sz.Pods, "pods", 10000, "Pods, each with env secretKeyRefs, an envFrom and a secret volume")
+	fs.IntVar(&c.sz.ExternalSecrets, "externalsecrets", 5000, "ExternalSecrets (CRD objects with a Ready status; no controller)")
+	fs.IntVar(&c.sz.HelmReleases, "helm-releases", 1000, "Helm release Secrets (deployed) with a rendered chart")
+	fs.IntVar(&c.sz.Namespaces, "namespaces", 0, "namespaces (0: one per 100 Secrets)")
+	fs.Float64Var(&c.sz.LastAppliedFrac, "last-applied-frac", 0.2, "fraction of Secrets carrying kubectl's last-applied annotation")
+	fs.Float64Var(&c.sz.BrokenFrac, "broken-frac", 0.01, "fraction of Pods reading an optional key their Secret lacks (findings)")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent creates (the apiserver is the bottleneck)")
+	fs.IntVar(&c.loadRate, "load-rate", 200, "Secret updates per second during the load phases")
+	fs.DurationVar(&c.loadDuration, "load-duration", 60*time.Second, "length of the CPU-per-update load phase")
+	fs.IntVar(&c.probes, "probes", 40, "event→metric latency probes (driftwatch rows)")
+	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after sync before reading steady RSS and heap")
+	fs.BoolVar(&c.smoke, "smoke", false, "tiny size, short phases: checks that every row is produced (CI)")
+	fs.BoolVar(&c.admin, "admin", false, "run driftwatch with the admin kubeconfig instead of the restricted one")
+	fs.StringVar(&c.pprofDir, "pprof-dir", "", "run driftwatch with --debug-pprof and save sync CPU, load CPU, scrape CPU and heap profiles here")
+	fs.DurationVar(&c.syncProfile, "sync-profile", 30*time.Second, "length of the CPU profile taken from the agent's start (with --pprof-dir)")
+	fs.BoolVar(&c.sharded, "sharded", true, "also measure driftwatch --shard 0 --total-shards 3 (sync, RSS, heap)")
+	fs.BoolVar(&c.watchlistOff, "watchlist-off", true, "also measure driftwatch with KUBE_FEATURE_WatchListClient=false (paged LIST)")
+	fs.StringVar(&c.compareAgent, "compare-agent", "", "another agent binary to measure as row \"driftwatch (compare)\" (before/after a fix)")
+	fs.StringVar(&c.report, "report", "", "also write the results as Markdown to this file")
+	fs.BoolVar(&c.skipBaselines, "skip-baselines", false, "measure only the driftwatch rows")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if c.smoke {
+		c.sz = sizes{Secrets: 300, KeysPerSecret: 3, ValueSize: 32, Pods: 150, ExternalSecrets: 50, HelmReleases: 10,
+			LastAppliedFrac: c.sz.LastAppliedFrac, BrokenFrac: 0.02}
+		c.loadRate, c.loadDuration, c.probes, c.settle = 20, 2*time.Second, 3, time.Second
+		c.syncProfile = 3 * time.Second
+	}
+	if c.sz.Namespaces <= 0 {
+		c.sz.Namespaces = max(1, c.sz.Secrets/100)
+	}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "bench %s: "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	mach := machine()
+	logf("machine: %s", mach)
+
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	cl, err := cluster.Start(sctx, cluster.Options{ESOCRDs: true, Logf: logf})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer func() {
+		cl.Stop()
+		if err := cl.CheckTornDown(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}()
+	agentBin, err := cl.BuildAgent()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+
+	// Bulk creation: a high-QPS admin client.
+	rc := *cl.AdminConfig
+	rc.QPS, rc.Burst = 5000, 5000
+	if err := installStore(ctx, cl); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: ClusterSecretStore:", err)
+		return 1
+	}
+	admin, dyn, err := clients(&rc)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	logf("creating %s with concurrency %d", c.sz, c.concurrency)
+	w, err := populate(ctx, admin, dyn, c.sz, c.concurrency, logf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: populate:", err)
+		return 1
+	}
+	logf("created %d objects in %s (%.0f objects/s)", w.objects, w.created.Round(time.Millisecond), float64(w.objects)/w.created.Seconds())
+	time.Sleep(3 * time.Second) // let the controller-manager's ServiceAccounts land
+
+	kc := cl.AgentKubeconfig
+	if c.admin {
+		kc = cl.AdminKubeconfig
+	}
+	agentArgs := func(extra ...string) []string {
+		return append([]string{"--kubeconfig", kc, "--log-format", "json", "--log-level", "info"}, extra...)
+	}
+	var rows []rowSpec
+	if !c.skipBaselines {
+		rows = append(rows,
+			rowSpec{name: "baseline", bin: self, args: []string{"baseline", "--kubeconfig", kc}, load: true},
+			rowSpec{name: "baseline+transform", bin: self, args: []string{"baseline", "--transform", "--kubeconfig", kc}, load: true})
+	}
+	rows = append(rows, rowSpec{name: "driftwatch", bin: agentBin, args: agentArgs(), agent: true, load: true, latency: true})
+	if c.compareAgent != "" {
+		rows = append(rows, rowSpec{name: "driftwatch (compare)", bin: c.compareAgent, args: agentArgs(), agent: true, load: true, latency: true})
+	}
+	if c.sharded {
+		rows = append(rows, rowSpec{name: "driftwatch shard 0/3", bin: agentBin, args: agentArgs("--shard", "0", "--total-shards", "3"), agent: true})
+		if c.compareAgent != "" {
+			rows = append(rows, rowSpec{name: "driftwatch (compare) shard 0/3", bin: c.compareAgent, args: agentArgs("--shard", "0", "--total-shards", "3"), agent: true})
+		}
+	}
+	if c.watchlistOff {
+		rows = append(rows, rowSpec{name: "driftwatch WatchListClient=false", bin: agentBin, args: agentArgs(), env: []string{"KUBE_FEATURE_WatchListClient=false"}, agent: true})
+	}
+
+	loadCS, _, err := clients(&rc)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	var results []result
+	for _, r := range rows {
+		if ctx.Err() != nil {
+			break
+		}
+		logf("measuring %s", r.name)
+		res := measure(ctx, c, cl, w, r, loadCS, logf)
+		if res.err != nil {
+			logf("%s: %v", r.name, res.err)
+		}
+		results = append(results, res)
+		time.Sleep(min(c.settle, 2*time.Second))
+	}
+	load := loadAvg()
+	table := render(c, w, mach, load, results)
+	fmt.Fprint(stdout, table)
+	if c.report != "" {
+		if err := os.WriteFile(c.report, []byte(table), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	// Every row must have been measured (numbers are never asserted).
+	bad := 0
+	if len(results) != len(rows) {
+		bad++
+	}
+	for _, r := range results {
+		missing := r.err != nil || r.syncWall == 0 || r.steadyRSS == 0 || r.heapInuse == 0 || r.heapLive == 0 || r.peakRSS == 0
+		for _, spec := range rows {
+			if spec.name == r.name && spec.load && r.updates == 0 {
+				missing = true
+			}
+			if spec.name == r.name && spec.latency && (r.latN == 0 || r.scrapes == 0) {
+				missing = true
+			}
+		}
+		if missing {
+			fmt.Fprintf(os.Stderr, "bench: row %q incomplete (err: %v)\n", r.name, r.err)
+			bad++
+		}
+	}
+	if bad > 0 {
+		return 1
+	}
+	return 0
+}
+
+func url0(addr string) string { return "http://" + addr }
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r rowSpec, cs kubernetesClient, logf func(string, ...any)) (res result) {
+	res.name = r.name
+	addr, err := freeAddr()
+	if err != nil {
+		res.err = err
+		return
+	}
+	args := append(append([]string{}, r.args...), "--listen", addr)
+	// Every child serves /debug/pprof/heap: ?gc=1 forces the GC before the live
+	// heap is read. Profiles are saved for the "driftwatch" row with --pprof-dir.
+	gcURL := url0(addr)
+	var pprofURL string
+	if r.agent {
+		pa, err := freeAddr()
+		if err != nil {
+			res.err = err
+			return
+		}
+		args = append(args, "--debug-pprof", pa)
+		gcURL = "http://" + pa
+		if c.pprofDir != "" && r.name == "driftwatch" {
+			pprofURL = gcURL
+			_ = os.MkdirAll(c.pprofDir, 0o755)
+		}
+	}
+	logPath := filepath.Join(cl.LogDir, "bench-"+strings.NewReplacer(" ", "_", "/", "-", "+", "_", "=", "_", "(", "", ")", "").Replace(r.name)+".log")
+	t0 := time.Now()
+	ch, err := startChild(r.name, r.bin, args, r.env, logPath)
+	if err != nil {
+		res.err = err
+		return
+	}
+	defer ch.stop(10 * time.Second)
+	url := "http://" + addr
+	profDone := make(chan struct{})
+	close(profDone)
+	if pprofURL != "" {
+		profDone = make(chan struct{})
+		go func() {
+			defer close(profDone)
+			for i := 0; i < 50; i++ { // the listener comes up within milliseconds
+				if _, _, _, err := get(pprofURL + "/debug/pprof/"); err == nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := fetchProfile(pprofURL, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(c.syncProfile.Seconds())), c.pprofDir, "sync.cpu.pprof"); err != nil {
+				logf("sync profile: %v", err)
+			}
+		}()
+	}
+	// Initial sync.
+	deadline := time.Now().Add(20 * time.Minute)
+	for {
+		if ch.exited() {
+			res.err = fmt.Errorf("exited before sync; log %s:\n%s", logPath, tail(logPath))
+			return
+		}
+		if code, _, _, err := get(url + "/readyz"); err == nil && code == 200 {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			res.err = fmt.Errorf("not ready in time")
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.syncWall = time.Since(t0)
+	res.syncCPU = ch.cpuSeconds()
+	logf("  synced in %s, %.2f CPU s", res.syncWall.Round(time.Millisecond), res.syncCPU)
+	// Settle, then steady RSS, heap and the idle CPU rate.
+	time.Sleep(c.settle)
+	res.settleCPU = ch.cpuSeconds()
+	res.peakRSS = ch.statusKB("VmHWM") * 1024
+	res.steadyRSS = ch.statusKB("VmRSS") * 1024
+	idle := min(c.settle, 5*time.Second)
+	i0 := ch.cpuSeconds()
+	time.Sleep(idle)
+	res.idleCPU = (ch.cpuSeconds() - i0) / idle.Seconds()
+	if _, body, _, err := get(url + "/metrics"); err == nil {
+		res.heapInuse, _ = metricValue(body, "go_memstats_heap_inuse_bytes")
+	} else {
+		res.err = err
+		return
+	}
+	if _, _, _, err := get(gcURL + "/debug/pprof/heap?gc=1"); err != nil {
+		res.err = err
+		return
+	}
+	if _, body, _, err := get(url + "/metrics"); err == nil {
+		res.heapLive, _ = metricValue(body, "go_memstats_heap_alloc_bytes")
+	} else {
+		res.err = err
+		return
+	}
+	<-profDone
+	if pprofURL != "" {
+		if err := fetchProfile(pprofURL, "/debug/pprof/heap?gc=1", c.pprofDir, "heap.pprof"); err != nil {
+			logf("heap profile: %v", err)
+		}
+	}
+	logf("  steady RSS %.1f MiB, heap inuse %.1f MiB, live heap after GC %.1f MiB, peak RSS %.1f MiB", res.steadyRSS/mib, res.heapInuse/mib, res.heapLive/mib, res.peakRSS/mib)
+	if r.load {
+		l := &loader{cs: cs, secrets: w.secrets, rate: c.loadRate, workers: 16}
+		lctx, cancel := context.WithTimeout(ctx, c.loadDuration)
+		var profErr chan error
+		if pprofURL != "" {
+			profErr = make(chan error, 1)
+			go func() {
+				profErr <- fetchProfile(pprofURL, fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(1, int(c.loadDuration.Seconds())-2)), c.pprofDir, "load.cpu.pprof")
+			}()
+		}
+		c0, t1 := ch.cpuSeconds(), time.Now()
+		l.run(lctx)
+		cancel()
+		el := time.Since(t1)
+		time.Sleep(min(c.settle, 2*time.Second)) // drain the watch
+		c1, el2 := ch.cpuSeconds(), time.Since(t1)
+		res.updates = l.sent.Load()
+		res.updateRate = float64(res.updates) / el.Seconds()
+		if res.updates > 0 {
+			res.cpuPerUpdate = max(0, c1-c0-res.idleCPU*el2.Seconds()) / float64(res.updates)
+		}
+		if profErr != nil {
+			if err := <-profErr; err != nil {
+				logf("load profile: %v", err)
+			}
+		}
+		logf("  %d updates (%.0f/s, %d failed), %.3f ms CPU per update", res.updates, res.updateRate, l.failed.Load(), res.cpuPerUpdate*1000)
+	}
+	if r.latency {
+		l := &loader{cs: cs, secrets: w.secrets, rate: c.loadRate, workers: 16}
+		lctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { l.run(lctx); close(done) }()
+		var profErr chan error
+		if pprofURL != "" {
+			profErr = make(chan error, 1)
+			go func() {
+				profErr <- fetchProfile(pprofURL, "/debug/pprof/profile?seconds=20", c.pprofDir, "scrape.cpu.pprof")
+			}()
+		}
+		pr, err := probeLatency(ctx, cs, w, url+"/metrics", c.probes, 300*time.Millisecond)
+		cancel()
+		<-done
+		if profErr != nil {
+			if err := <-profErr; err != nil {
+				logf("scrape profile: %v", err)
+			}
+		}
+		if err != nil {
+			res.err = err
+			return
+		}
+		res.latN, res.latTimeouts, res.scrapes = len(pr.latencies), pr.timeouts, len(pr.scrapes)
+		res.lat50, res.lat99 = quantile(pr.latencies, 0.5), quantile(pr.latencies, 0.99)
+		res.scr50, res.scr99 = quantile(pr.scrapes, 0.5), quantile(pr.scrapes, 0.99)
+		logf("  latency p50 %s p99 %s (%d probes, %d timeouts); scrape p50 %s p99 %s (%d scrapes)",
+			res.lat50.Round(time.Millisecond), res.lat99.Round(time.Millisecond), res.latN, res.latTimeouts,
+			res.scr50.Round(time.Millisecond), res.scr99.Round(time.Millisecond), res.scrapes)
+	}
+	return res
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+const mib = 1 << 20
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+				var kb float64
+				fmt.Sscan(strings.Fields(v)[0], &kb)
+				mem = fmt.Sprintf("%.1f GiB", kb/(1<<20))
+			}
+		}
+	}
+	kv, _ := exec.Command("uname", "-r").Output()
+	return fmt.Sprintf("%d CPUs (nproc), %s, %s RAM, Linux %s, %s, load average at start %s",
+		runtime.NumCPU(), model, mem, strings.TrimSpace(string(kv)), runtime.Version(), loadAvg())
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:3], " ")
+}
+
+func render(c config, w *world, mach, load string, rs []result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nMachine: %s; load average at end %s\n", mach, load)
+	fmt.Fprintf(&b, "Sizes: %s\n", c.sz)
+	fmt.Fprintf(&b, "Creation: %d objects in %s (%.0f/s, concurrency %d)\n", w.objects, w.created.Round(time.Second), float64(w.objects)/w.created.Seconds(), c.concurrency)
+	fmt.Fprintf(&b, "Load: %d Secret updates/s requested for %s; latency under the same load with back-to-back scrapes\n\n", c.loadRate, c.loadDuration)
+	fmt.Fprintln(&b, "| row | sync wall s | sync CPU s | CPU +settle s | peak RSS MiB | steady RSS MiB | peak/steady | heap inuse MiB | live heap MiB | updates/s | CPU ms/update | event→metric p50/p99 ms | scrape p50/p99 ms |")
+	fmt.Fprintln(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	dash := func(ok bool, s string) string {
+		if !ok {
+			return "–"
+		}
+		return s
+	}
+	for _, r := range rs {
+		if r.err != nil {
+			fmt.Fprintf(&b, "| %s | error: %s ||||||||||||\n", r.name, strings.ReplaceAll(strings.SplitN(r.err.Error(), "\n", 2)[0], "|", "/"))
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.2f | %.1f | %.1f | %.2f | %.1f | %.1f | %s | %s | %s | %s |\n",
+			r.name, r.syncWall.Seconds(), r.syncCPU, r.settleCPU, r.peakRSS/mib, r.steadyRSS/mib, r.peakRSS/max(r.steadyRSS, 1), r.heapInuse/mib, r.heapLive/mib,
+			dash(r.updates > 0, fmt.Sprintf("%.0f", r.updateRate)), dash(r.updates > 0, fmt.Sprintf("%.3f", r.cpuPerUpdate*1000)),
+			dash(r.latN > 0, fmt.Sprintf("%d / %d", r.lat50.Milliseconds(), r.lat99.Milliseconds())+timeouts(r.latTimeouts)),
+			dash(r.scrapes > 0, fmt.Sprintf("%d / %d", r.scr50.Milliseconds(), r.scr99.Milliseconds())))
+	}
+	find := func(name string) *result {
+		for i := range rs {
+			if rs[i].name == name && rs[i].err == nil {
+				return &rs[i]
+			}
+		}
+		return nil
+	}
+	base, bt, dw := find("baseline"), find("baseline+transform"), find("driftwatch")
+	if base != nil && dw != nil {
+		fmt.Fprintf(&b, "\nRatios driftwatch / baseline: sync CPU %.2f×, CPU +settle %.2f×, peak RSS %.2f×, steady RSS %.2f×, heap %.2f×, CPU per update %s\n",
+			dw.syncCPU/base.syncCPU, dw.settleCPU/base.settleCPU, dw.peakRSS/base.peakRSS, dw.steadyRSS/base.steadyRSS, dw.heapInuse/base.heapInuse,
+			dash(base.cpuPerUpdate > 0, fmt.Sprintf("%.2f×", dw.cpuPerUpdate/base.cpuPerUpdate)))
+	}
+	if bt != nil && dw != nil {
+		n := float64(c.sz.Secrets + c.sz.Pods)
+		fmt.Fprintf(&b, "Heap beyond baseline+transform: in use %.0f B, live after GC %.0f B per Secret and Pod ((%.1f − %.1f MiB) / %d objects)\n",
+			(dw.heapInuse-bt.heapInuse)/n, (dw.heapLive-bt.heapLive)/n, dw.heapLive/mib, bt.heapLive/mib, int(n))
+	}
+	if dw != nil {
+		fmt.Fprintf(&b, "driftwatch peak RSS / steady RSS: %.2f\n", dw.peakRSS/dw.steadyRSS)
+	}
+	return b.String()
+}
+
+func timeouts(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d timed out)", n)
+}
