@@ -1,0 +1,284 @@
+package detectors
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+)
+
+// anyValue, as the value of a wanted series (seriesAny), matches any positive
+// value: for series whose value is a duration measured by the agent.
+const anyValue = "*"
+
+// seriesAny is series with a value that only has to be positive.
+func seriesAny(name, labels string) string {
+	return name + "{" + labels + "} " + anyValue
+}
+
+// splitSeries splits a rendered series into "name{labels}" and its value.
+func splitSeries(s string) (string, string) {
+	i := strings.LastIndexByte(s, ' ')
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i+1:]
+}
+
+// sameFindings reports whether got (rendered series) is exactly want, where a
+// wanted value anyValue matches any value > 0.
+func sameFindings(got, want []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	wantByKey := map[string]string{}
+	for _, w := range want {
+		k, v := splitSeries(w)
+		wantByKey[k] = v
+	}
+	for _, g := range got {
+		k, v := splitSeries(g)
+		w, ok := wantByKey[k]
+		if !ok {
+			return false
+		}
+		if w == anyValue {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f > 0) {
+				return false
+			}
+			continue
+		}
+		if v != w {
+			return false
+		}
+	}
+	return true
+}
+
+// expectFindingsLoose is expectFindings for wanted sets holding seriesAny
+// entries: it waits until the namespace's findings are exactly want (names and
+// label sets exactly; values exactly, or positive for seriesAny).
+func expectFindingsLoose(t *testing.T, a *cluster.Agent, ns string, want ...string) []string {
+	t.Helper()
+	sort.Strings(want)
+	deadline := time.Now().Add(wait)
+	var got []string
+	for time.Now().Before(deadline) {
+		got = findings(t, a, ns)
+		if sameFindings(got, want) {
+			return got
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("findings in %s:\n got:\n  %s\nwant:\n  %s", ns, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	return nil
+}
+
+// valueOf returns the value of the rendered series in got whose name and labels
+// are key ("name{labels}").
+func valueOf(t *testing.T, got []string, key string) float64 {
+	t.Helper()
+	for _, g := range got {
+		if k, v := splitSeries(g); k == key {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", g, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no series %s in:\n  %s", key, strings.Join(got, "\n  "))
+	return 0
+}
+
+var esGVR = schema.GroupVersionResource{Group: "external-secrets.io", Version: "v1", Resource: "externalsecrets"}
+
+// keysES is applied with real client-side `kubectl apply`: the apiserver then
+// holds the real kubectl.kubernetes.io/last-applied-configuration annotation.
+// creationPolicy is set explicitly so the adoption-safety detector has nothing
+// to say (implicit_creation_policy is the migration test's).
+const keysES = `apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: keys}
+spec:
+  refreshInterval: 1h
+  secretStoreRef: {name: store, kind: SecretStore}
+  target: {name: keys, creationPolicy: Owner}
+  data:
+  - {secretKey: STRIPE_KEY, remoteRef: {key: stripe}}
+  - {secretKey: PAYPAL_KEY, remoteRef: {key: paypal}}
+  - {secretKey: ADYEN_KEY, remoteRef: {key: adyen}}
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: extended}
+spec:
+  refreshInterval: 1h
+  secretStoreRef: {name: store, kind: SecretStore}
+  target: {name: extended, creationPolicy: Owner}
+  data:
+  - {secretKey: SEARCH_USER, remoteRef: {key: search-user}}
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: untouched}
+spec:
+  refreshInterval: 1h
+  secretStoreRef: {name: store, kind: SecretStore}
+  target: {name: untouched, creationPolicy: Owner}
+  data:
+  - {secretKey: ORDERS_URL, remoteRef: {key: orders-url}}
+  - {secretKey: ORDERS_USER, remoteRef: {key: orders-user}}
+`
+
+// The last-applied record against the live object, with no desired source:
+// an entry dropped from the live ExternalSecret after `kubectl apply` is
+// live_shorter; an entry added live (say by `kubectl edit`) that the next apply
+// would drop is last_applied_shorter. Re-applying heals both. An ExternalSecret
+// applied and left alone yields nothing.
+func TestLastAppliedTruncated(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.NewNamespace(t)
+	ctx := ctxT(t)
+	c.Apply(t, ns, fakeStore("store", "stripe", "sk-e2e", "paypal", "pp-e2e", "adyen", "ad-e2e",
+		"search-user", "su-e2e", "search-pass", "sp-e2e", "orders-url", "https://orders.e2e", "orders-user", "ou-e2e"))
+	if out, err := c.Kubectl(ctx, keysES, "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	// The annotation is the real one, written by kubectl.
+	es, err := c.Dynamic.Resource(esGVR).Namespace(ns).Get(ctx, "keys", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	la := es.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]
+	if !strings.Contains(la, `"ADYEN_KEY"`) {
+		t.Fatalf("kubectl apply wrote no usable last-applied annotation: %q", la)
+	}
+
+	a := c.StartAgent(t, "--namespaces", ns)
+	a.WaitReady(t, wait)
+	a.WaitForSeries(t, "driftwatch_externalsecret_sync_age_seconds", map[string]string{"namespace": ns, "externalsecret": "keys"}, wait)
+	expectFindings(t, a, ns)
+
+	// Someone drops an entry from the live object (a merge patch replaces the
+	// list whole); the last-applied annotation still lists three.
+	drop := `{"spec":{"data":[{"secretKey":"STRIPE_KEY","remoteRef":{"key":"stripe"}},{"secretKey":"PAYPAL_KEY","remoteRef":{"key":"paypal"}}]}}`
+	if _, err := c.Dynamic.Resource(esGVR).Namespace(ns).Patch(ctx, "keys", types.MergePatchType, []byte(drop), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// ... and someone adds one live to another.
+	add := `{"spec":{"data":[{"secretKey":"SEARCH_USER","remoteRef":{"key":"search-user"}},{"secretKey":"SEARCH_PASS","remoteRef":{"key":"search-pass"}}]}}`
+	if _, err := c.Dynamic.Resource(esGVR).Namespace(ns).Patch(ctx, "extended", types.MergePatchType, []byte(add), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expectFindings(t, a, ns,
+		series("driftwatch_last_applied_truncated", `cause="live_shorter",kind="ExternalSecret",name="keys",namespace="`+ns+`"`, 1),
+		series("driftwatch_last_applied_truncated", `cause="last_applied_shorter",kind="ExternalSecret",name="extended",namespace="`+ns+`"`, 1),
+	)
+
+	// Re-applying the manifests restores the live lists.
+	if out, err := c.Kubectl(ctx, keysES, "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	expectFindings(t, a, ns)
+}
+
+// argoApp renders an Argo CD Application. The Application CRD has no status
+// subresource (Argo CD's controller writes status with the object), so the
+// status goes in with the manifest; no Argo CD controller runs to change it.
+func argoApp(ns, name, spec, syncStatus, phase string, finished time.Time) string {
+	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: %s}
+spec:
+  project: default
+  source: {repoURL: "https://git.example/platform/apps.git", path: %s, targetRevision: main}
+  destination: {server: "https://kubernetes.default.svc", namespace: %s}
+%sstatus:
+  sync: {status: %s, revision: 4f1c2a9}
+  health: {status: Healthy}
+  operationState:
+    phase: %s
+    operation: {sync: {revision: 4f1c2a9}}
+    startedAt: %q
+    finishedAt: %q
+`, name, name, ns, spec, syncStatus, phase,
+		finished.Add(-30*time.Second).UTC().Format(time.RFC3339), finished.UTC().Format(time.RFC3339))
+}
+
+// Argo CD Applications on the real apiserver with the real Application CRD:
+// ignoreDifferences paths that reach into list elements are traps (with
+// respect_ignore_differences saying whether the sync honours them); a path
+// into a map is not. An Application OutOfSync long after a Succeeded sync is
+// not converging; one OutOfSync for less than the threshold, or Synced, is
+// fine. Removing the trap and syncing clear the findings.
+func TestArgoCDIgnoreListTrapAndNotConverging(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.NewNamespace(t)
+	hourAgo := time.Now().Add(-time.Hour)
+	trapSpec := `  ignoreDifferences:
+  - {group: external-secrets.io, kind: ExternalSecret, jsonPointers: [/spec/data/0/remoteRef]}
+  syncPolicy:
+    syncOptions: [CreateNamespace=true, RespectIgnoreDifferences=true]
+`
+	c.Apply(t, ns, argoApp(ns, "keys-trap", trapSpec, "Synced", "Succeeded", hourAgo)+"---\n"+
+		argoApp(ns, "jq-trap", `  ignoreDifferences:
+  - group: external-secrets.io
+    kind: ExternalSecret
+    jqPathExpressions: [".spec.data[]"]
+`, "Synced", "Succeeded", hourAgo)+"---\n"+
+		// Harmless: a map member, even with RespectIgnoreDifferences.
+		argoApp(ns, "harmless", `  ignoreDifferences:
+  - {group: external-secrets.io, kind: ExternalSecret, jsonPointers: [/metadata/annotations/x]}
+  syncPolicy:
+    syncOptions: [RespectIgnoreDifferences=true]
+`, "Synced", "Succeeded", hourAgo)+"---\n"+
+		argoApp(ns, "stuck", "", "OutOfSync", "Succeeded", hourAgo)+"---\n"+
+		// OutOfSync, but its sync finished just now: under the threshold.
+		argoApp(ns, "recent", "", "OutOfSync", "Succeeded", time.Now())+"---\n"+
+		// OutOfSync after a failed sync is another problem, not this one.
+		argoApp(ns, "failed", "", "OutOfSync", "Failed", hourAgo)+"---\n"+
+		argoApp(ns, "synced", "", "Synced", "Succeeded", hourAgo))
+
+	a := c.StartAgent(t, "--namespaces", ns, "--argocd-not-converging-threshold", "10m")
+	a.WaitReady(t, wait)
+	stuck := `application="stuck",namespace="` + ns + `"`
+	got := expectFindingsLoose(t, a, ns,
+		series("driftwatch_argocd_ignore_list_trap", `application="keys-trap",group="external-secrets.io",kind="ExternalSecret",namespace="`+ns+`",path="/spec/data/0/remoteRef",respect_ignore_differences="true"`, 1),
+		series("driftwatch_argocd_ignore_list_trap", `application="jq-trap",group="external-secrets.io",kind="ExternalSecret",namespace="`+ns+`",path=".spec.data[]",respect_ignore_differences="false"`, 1),
+		seriesAny("driftwatch_argocd_not_converging", stuck),
+	)
+	// The value counts from status.operationState.finishedAt, an hour ago.
+	if v := valueOf(t, got, "driftwatch_argocd_not_converging{"+stuck+"}"); v < 3600-5 {
+		t.Fatalf("driftwatch_argocd_not_converging = %g, want at least the hour since finishedAt", v)
+	}
+
+	// Fix: the trap's ignoreDifferences entry is removed (server-side apply
+	// drops the fields this manager no longer sets), the stuck app syncs.
+	c.Apply(t, ns, argoApp(ns, "keys-trap", "", "Synced", "Succeeded", hourAgo)+"---\n"+
+		argoApp(ns, "jq-trap", "", "Synced", "Succeeded", hourAgo)+"---\n"+
+		argoApp(ns, "stuck", "", "Synced", "Succeeded", time.Now()))
+	expectFindings(t, a, ns)
+
+	// The objects really hold what the agent read: Application status kept
+	// (no status subresource strips it).
+	app, err := c.Dynamic.Resource(schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}).
+		Namespace(ns).Get(ctxT(t), "recent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(app.Object["status"])
+	if !strings.Contains(string(b), `"OutOfSync"`) {
+		t.Fatalf("Application status not stored as written: %s", b)
+	}
+}
