@@ -223,7 +223,35 @@ func (m *Manager) startGroup(ctx context.Context, res model.Resource, version st
 	m.log.Info("watching", "resource", res, "version", version, "informers", len(infs))
 }
 
+// transformFor returns the informer transform of res. With a NamespaceFilter
+// (sharding), objects of other shards' namespaces are reduced to a name-only stub
+// before anything else: the informer cache must keep an entry per object (the
+// server cannot filter by a hash of the namespace), but the entry costs a few
+// dozen bytes instead of a full record, and the object is never fingerprinted or
+// decoded. The handlers ignore stubs.
 func (m *Manager) transformFor(res model.Resource) cache.TransformFunc {
+	tf := m.recordTransform(res)
+	keep := m.opts.NamespaceFilter
+	if keep == nil {
+		return tf
+	}
+	return func(obj any) (any, error) {
+		if o, ok := obj.(metav1.Object); ok {
+			if ns := o.GetNamespace(); ns != "" && !keep(ns) {
+				return foreignStub(o), nil
+			}
+		}
+		return tf(obj)
+	}
+}
+
+// foreignStub is what the informer cache keeps of an object of another shard.
+func foreignStub(o metav1.Object) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: o.GetName(), Namespace: o.GetNamespace(), ResourceVersion: o.GetResourceVersion()}}
+}
+
+func (m *Manager) recordTransform(res model.Resource) cache.TransformFunc {
 	switch res {
 	case model.ResSecrets:
 		return m.tr.Secret
