@@ -19,7 +19,9 @@ func fakeStore(name string, kv ...string) string {
 	return y
 }
 
-// healthyES is applied next to every scenario: it must never show up. Its key
+// healthyES is applied next to every scenario: it must never show up. Every
+// ExternalSecret here sets creationPolicy explicitly: one applied without it is an
+// implicit_creation_policy finding (see migration_test.go). Its key
 // name differs from the scenarios' so the two Secrets never hold identical data
 // (which would rightly be a duplicate-credentials finding).
 const healthyES = `
@@ -29,7 +31,7 @@ metadata: {name: healthy}
 spec:
   refreshInterval: 1h
   secretStoreRef: {name: store, kind: SecretStore}
-  target: {name: healthy}
+  target: {name: healthy, creationPolicy: Owner}
   data:
   - {secretKey: HEALTHY_USER, remoteRef: {key: db-user}}
 `
@@ -48,7 +50,7 @@ metadata: {name: short}
 spec:
   refreshInterval: 2s
   secretStoreRef: {name: store, kind: SecretStore}
-  target: {name: short, deletionPolicy: Delete}
+  target: {name: short, creationPolicy: Owner, deletionPolicy: Delete}
   data:
   - {secretKey: USER, remoteRef: {key: db-user}}
   - {secretKey: TOKEN, remoteRef: {key: api-token}}
@@ -108,7 +110,7 @@ metadata: {name: finder}
 spec:
   refreshInterval: 1h
   secretStoreRef: {name: store, kind: SecretStore}
-  target: {name: finder}
+  target: {name: finder, creationPolicy: Owner}
   dataFrom:
   - find: {name: {regexp: "^nomatch-.*"}}
 `)
@@ -133,7 +135,7 @@ metadata: {name: rotated}
 spec:
   refreshInterval: 2s
   secretStoreRef: {name: store, kind: SecretStore}
-  target: {name: rotated}
+  target: {name: rotated, creationPolicy: Owner}
   data:
   - {secretKey: PASS, remoteRef: {key: db-pass}}
 `)
