@@ -86,32 +86,38 @@ func (f *Findings) Describe(ch chan<- *prometheus.Desc) {
 func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	avail := model.AvailabilityOf(f.health.States())
 	now := f.cfg.Now()
-	e := &emitter{ch: ch, cfg: &f.cfg}
+	// Detectors run under the model's read lock; the metrics are sent after it is
+	// released, so the informers' event handlers (which need the write lock) wait
+	// only for the detectors, not for the registry to encode every series.
+	e := &emitter{cfg: &f.cfg}
 	f.store.Read(func(v model.View) {
 		for _, d := range f.detectors {
 			enabled := avail.All(d.requires...)
-			ch <- prometheus.MustNewConstMetric(descDetectorEnabled, prometheus.GaugeValue, b2f(enabled), d.name)
+			e.gauge(descDetectorEnabled, b2f(enabled), d.name)
 			if !enabled {
 				continue
 			}
 			start := time.Now()
 			d.emit(e, v, avail, now)
-			ch <- prometheus.MustNewConstMetric(descDetectorDuration, prometheus.GaugeValue, time.Since(start).Seconds(), d.name)
+			e.gauge(descDetectorDuration, time.Since(start).Seconds(), d.name)
 		}
 	})
+	for _, m := range e.buf {
+		ch <- m
+	}
 }
 
 type emitter struct {
-	ch  chan<- prometheus.Metric
+	buf []prometheus.Metric
 	cfg *Config
 }
 
 func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) {
-	e.ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
 }
 
 func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) {
-	e.ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...))
 }
 
 func b2f(b bool) float64 {
