@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REV     ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REV)
 
-.PHONY: build test demo lint tools e2e unit fuzz bench clean
+.PHONY: build test demo lint tools e2e unit fuzz bench bench-e2e bench-smoke clean
 
 build: ## static agent binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/driftwatch ./cmd/agent
@@ -34,6 +34,12 @@ fuzz: ## longer fuzz run: make fuzz FUZZTIME=10m
 
 bench: ## Go benchmarks (numbers, never assertions)
 	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/
+
+bench-e2e: tools ## full-size bench on the real apiserver (~12 min; numbers, never assertions)
+	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --report bench-report.md $(BENCHFLAGS)
+
+bench-smoke: tools ## tiny bench: checks every row is produced
+	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --smoke
 
 clean:
 	rm -rf bin
