@@ -19,7 +19,8 @@ type ESSyncAge struct {
 	ExternalSecret string
 	Age            time.Duration
 	// Overdue: the age exceeds OverdueFactor × refreshInterval. An interval of 0
-	// means "never refresh" and is never overdue.
+	// means "never refresh" and is never overdue, nor is a refreshPolicy of
+	// CreatedOnce or OnChange (ESO does not refresh those on the interval).
 	Overdue bool
 }
 
@@ -62,7 +63,8 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 				age = 0
 			}
 			a := ESSyncAge{Namespace: e.Namespace, ExternalSecret: e.Name, Age: age}
-			if e.RefreshIntervalSet && e.RefreshInterval > 0 && overdueFactor > 0 {
+			periodic := e.RefreshPolicy == "" || e.RefreshPolicy == "Periodic"
+			if periodic && e.RefreshIntervalSet && e.RefreshInterval > 0 && overdueFactor > 0 {
 				a.Overdue = float64(age) > overdueFactor*float64(e.RefreshInterval)
 			}
 			res.Ages = append(res.Ages, a)

@@ -3,6 +3,7 @@ package detect
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -48,5 +49,28 @@ func TestAbsentSecretCountsEveryPod(t *testing.T) {
 	})
 	if len(res.Absent) != 1 || !reflect.DeepEqual(res.Absent[0].Consumers, []Consumer{{Kind: "Deployment", Name: "api", Pods: 4}}) {
 		t.Fatalf("absent: %+v", res.Absent)
+	}
+}
+
+// ESO refreshes on the interval only with refreshPolicy Periodic (the default).
+func TestOverdueOnlyForPeriodicRefresh(t *testing.T) {
+	now := time.Unix(100000, 0)
+	s := model.NewStore(nil)
+	for _, pol := range []string{"", "Periodic", "CreatedOnce", "OnChange"} {
+		e := &model.ExternalSecret{RefreshPolicy: pol, RefreshInterval: time.Hour, RefreshIntervalSet: true,
+			RefreshTime: now.Add(-10 * time.Hour), Ready: model.Condition{Status: "True"}}
+		e.Namespace, e.Name = "ns", "es-"+pol
+		s.UpsertExternalSecret(e)
+	}
+	var overdue []string
+	s.Read(func(v model.View) {
+		for _, a := range SyncHealth(v, model.Availability{model.ResExternalSecrets: true}, now, 3).Ages {
+			if a.Overdue {
+				overdue = append(overdue, a.ExternalSecret)
+			}
+		}
+	})
+	if !reflect.DeepEqual(overdue, []string{"es-", "es-Periodic"}) {
+		t.Fatalf("overdue: %v", overdue)
 	}
 }

@@ -24,11 +24,13 @@ type ExternalSecret struct {
 }
 
 type ExternalSecretSpec struct {
-	SecretStoreRef  SecretStoreRef                 `json:"secretStoreRef,omitempty"`
-	Target          ExternalSecretTarget           `json:"target,omitempty"`
-	RefreshInterval *metav1.Duration               `json:"refreshInterval,omitempty"`
-	Data            []ExternalSecretData           `json:"data,omitempty"`
-	DataFrom        []ExternalSecretDataFromRemote `json:"dataFrom,omitempty"`
+	SecretStoreRef  SecretStoreRef       `json:"secretStoreRef,omitempty"`
+	Target          ExternalSecretTarget `json:"target,omitempty"`
+	RefreshInterval *metav1.Duration     `json:"refreshInterval,omitempty"`
+	// RefreshPolicy is Periodic (default), CreatedOnce or OnChange.
+	RefreshPolicy string                         `json:"refreshPolicy,omitempty"`
+	Data          []ExternalSecretData           `json:"data,omitempty"`
+	DataFrom      []ExternalSecretDataFromRemote `json:"dataFrom,omitempty"`
 }
 
 type SecretStoreRef struct {

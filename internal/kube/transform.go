@@ -477,6 +477,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		rec.StoreKind = "SecretStore"
 	}
 	rec.StoreName = sp.SecretStoreRef.Name
+	rec.RefreshPolicy = sp.RefreshPolicy
 	if sp.RefreshInterval != nil {
 		rec.RefreshInterval, rec.RefreshIntervalSet = sp.RefreshInterval.Duration, true
 	}

@@ -204,6 +204,9 @@ type ExternalSecret struct {
 	// RefreshInterval is spec.refreshInterval; RefreshIntervalSet is false when absent.
 	RefreshInterval    time.Duration
 	RefreshIntervalSet bool
+	// RefreshPolicy is spec.refreshPolicy: "" or Periodic refresh every interval;
+	// CreatedOnce and OnChange do not.
+	RefreshPolicy string
 	Ready              Condition
 	RefreshTime        time.Time
 	Managers           []ManagedField
