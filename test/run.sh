@@ -32,7 +32,7 @@ done
 
 step "short fuzz budget"
 fuzztime=${DRIFTWATCH_FUZZTIME:-8s}
-for pkg in ./internal/parse/; do
+for pkg in ./internal/parse/ ./internal/argocd/; do
   for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     go test -run='^$' -fuzz="^$f\$" -fuzztime="$fuzztime" -fuzzminimizetime=2s "$pkg"
   done

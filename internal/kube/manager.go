@@ -67,6 +67,7 @@ type group struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 	degraded  atomic.Bool
+	suspect   atomic.Bool  // a synced group got a 403/401; recheckDegraded confirms it
 	reason    atomic.Value // string
 	absent    bool         // optional API not served
 }
@@ -376,10 +377,20 @@ func (m *Manager) watchErrorHandler(g *group) cache.WatchErrorHandlerWithContext
 	return func(_ context.Context, _ *cache.Reflector, err error) {
 		switch {
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-			if !g.degraded.Swap(true) {
-				g.reason.Store("forbidden")
-				m.log.Warn("access lost: detectors that need this resource are paused", "resource", g.res, "err", err)
+			if g.degraded.Load() {
+				return
 			}
+			// A synced cache is not paused on one denial: a restarting
+			// kube-apiserver answers 403 until its RBAC caches load, and
+			// pausing would drop every finding until the next recheck.
+			// recheckDegraded confirms the denial with a probe first.
+			if g.synced() {
+				if !g.suspect.Swap(true) {
+					m.log.Debug("access denied; confirming at the next check", "resource", g.res, "err", err)
+				}
+				return
+			}
+			m.degrade(g, err)
 		case apierrors.IsNotFound(err):
 			m.log.Info("resource not found; re-checking discovery", "resource", g.res)
 		case errors.Is(err, context.Canceled):
@@ -389,21 +400,47 @@ func (m *Manager) watchErrorHandler(g *group) cache.WatchErrorHandlerWithContext
 	}
 }
 
-// recheckDegraded lists one object of each degraded resource; success restores it.
+func (m *Manager) degrade(g *group, err error) {
+	if !g.degraded.Swap(true) {
+		g.reason.Store("forbidden")
+		m.log.Warn("access lost: detectors that need this resource are paused", "resource", g.res, "err", err)
+	}
+}
+
+func (g *group) synced() bool {
+	for _, inf := range g.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return len(g.informers) > 0
+}
+
+// recheckDegraded lists one object of each degraded or suspect resource:
+// success restores it (or clears the suspicion), a 403/401 confirms a
+// suspicion, any other error changes nothing.
 func (m *Manager) recheckDegraded(ctx context.Context) {
 	m.mu.Lock()
 	var gs []*group
 	for _, g := range m.groups {
-		if g.degraded.Load() {
+		if g.degraded.Load() || g.suspect.Load() {
 			gs = append(gs, g)
 		}
 	}
 	m.mu.Unlock()
 	for _, g := range gs {
-		if err := m.probe(ctx, g); err == nil {
-			g.degraded.Store(false)
-			g.reason.Store("")
-			m.log.Info("access restored", "resource", g.res)
+		err := m.probe(ctx, g)
+		switch {
+		case err == nil:
+			g.suspect.Store(false)
+			if g.degraded.Swap(false) {
+				g.reason.Store("")
+				m.log.Info("access restored", "resource", g.res)
+			}
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			if g.suspect.Swap(false) {
+				m.degrade(g, err)
+			}
 		}
 	}
 }
