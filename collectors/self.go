@@ -14,6 +14,12 @@ type EventSource interface {
 	EventCounts() map[[2]string]uint64
 }
 
+// DecodeErrorSource counts object parts that could not be decoded, per
+// {resource, part, reason}.
+type DecodeErrorSource interface {
+	DecodeErrors() map[[3]string]uint64
+}
+
 // BuildInfo identifies the running binary.
 type BuildInfo struct {
 	Version  string
@@ -26,7 +32,11 @@ type Self struct {
 	health model.Health
 	events EventSource
 	build  BuildInfo
+	decode DecodeErrorSource
 }
+
+// WithDecodeErrors adds driftwatch_decode_errors_total from src.
+func (s *Self) WithDecodeErrors(src DecodeErrorSource) *Self { s.decode = src; return s }
 
 // NewSelf builds the self-metrics collector.
 func NewSelf(store *model.Store, health model.Health, events EventSource, build BuildInfo) *Self {
@@ -41,11 +51,12 @@ var (
 	descEvents   = prometheus.NewDesc("driftwatch_informer_events_total", "Informer events handled.", []string{"resource", "type"}, nil)
 	descObjects  = prometheus.NewDesc("driftwatch_model_objects", "Records held in the value-free model.", []string{"resource"}, nil)
 	descHistory  = prometheus.NewDesc("driftwatch_history_secrets", "Secrets with observed-change history.", nil, nil)
+	descDecode   = prometheus.NewDesc("driftwatch_decode_errors_total", "Object versions with a part that could not be decoded (too_large: over a documented limit; malformed). The rest of the object is kept.", []string{"resource", "part", "reason"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (s *Self) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuild, descSynced, descEnabled, descDegraded, descEvents, descObjects, descHistory} {
+	for _, d := range []*prometheus.Desc{descBuild, descSynced, descEnabled, descDegraded, descEvents, descObjects, descHistory, descDecode} {
 		ch <- d
 	}
 }
@@ -68,6 +79,11 @@ func (s *Self) Collect(ch chan<- prometheus.Metric) {
 		sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
 		for _, k := range keys {
 			ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(counts[k]), k[0], k[1])
+		}
+	}
+	if s.decode != nil {
+		for k, n := range s.decode.DecodeErrors() {
+			ch <- prometheus.MustNewConstMetric(descDecode, prometheus.CounterValue, float64(n), k[0], k[1], k[2])
 		}
 	}
 	s.store.Read(func(v model.View) {

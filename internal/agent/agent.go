@@ -80,7 +80,7 @@ func New(c Clients, cfg Config) *Agent {
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		dwcollectors.NewSelf(store, mgr, mgr, Build),
+		dwcollectors.NewSelf(store, mgr, mgr, Build).WithDecodeErrors(tr),
 		findings,
 	)
 	return &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings}

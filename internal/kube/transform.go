@@ -65,6 +65,29 @@ type Transformer struct {
 
 	logged sync.Map // uid/resourceVersion → struct{}
 	nlog   atomic.Int64
+	errs   sync.Map // decodeKey → *atomic.Uint64
+}
+
+type decodeKey struct{ resource, part, reason string }
+
+// DecodeErrors counts object versions with a part that could not be decoded, per
+// {resource, part, reason}; reason is too_large (over a documented limit) or
+// malformed. An object version is counted once, however often a relist sees it.
+func (t *Transformer) DecodeErrors() map[[3]string]uint64 {
+	out := map[[3]string]uint64{}
+	t.errs.Range(func(k, v any) bool {
+		dk := k.(decodeKey)
+		out[[3]string{dk.resource, dk.part, dk.reason}] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	return out
+}
+
+func decodeReason(err string) string {
+	if strings.Contains(err, "too large") || strings.Contains(err, "exceeds") || strings.Contains(err, "limit") {
+		return "too_large"
+	}
+	return "malformed"
 }
 
 // maxLogged bounds the memory of "already logged" object versions.
@@ -73,7 +96,7 @@ const maxLogged = 10000
 // decodeProblem logs a decode or parse failure once per object version. The error
 // texts come from driftwatch's own parsers and never carry input bytes.
 func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what, err string) {
-	if t.Logger == nil || err == "" {
+	if err == "" {
 		return
 	}
 	k := string(m.UID) + "/" + m.ResourceVersion + "/" + what
@@ -83,6 +106,15 @@ func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what,
 	if t.nlog.Add(1) > maxLogged {
 		t.logged.Clear()
 		t.nlog.Store(0)
+	}
+	dk := decodeKey{resource, what, decodeReason(err)}
+	c, ok := t.errs.Load(dk)
+	if !ok {
+		c, _ = t.errs.LoadOrStore(dk, new(atomic.Uint64))
+	}
+	c.(*atomic.Uint64).Add(1)
+	if t.Logger == nil {
+		return
 	}
 	t.Logger.Warn("cannot decode part of an object; the rest is kept", "resource", resource,
 		"namespace", m.Namespace, "name", m.Name, "part", what, "err", err)

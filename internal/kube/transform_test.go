@@ -352,3 +352,20 @@ func TestCreationPolicyApplied(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeErrorsCountedOncePerVersion(t *testing.T) {
+	tr := newTransformer()
+	mk := func(rv, la string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "u", ResourceVersion: rv,
+			Annotations: map[string]string{AnnLastApplied: la}}}
+	}
+	huge := `{"kind":"Secret","data":{"k":"` + strings.Repeat("A", 2<<20) + `"}}`
+	for i := 0; i < 3; i++ { // a relist transforms the same version again
+		_, _ = tr.Secret(mk("1", `{"kind":`))
+	}
+	_, _ = tr.Secret(mk("2", huge))
+	got := tr.DecodeErrors()
+	if got[[3]string{"secrets", "last-applied", "malformed"}] != 1 || got[[3]string{"secrets", "last-applied", "too_large"}] != 1 {
+		t.Fatalf("decode errors: %v", got)
+	}
+}

@@ -207,10 +207,10 @@ type ExternalSecret struct {
 	// RefreshPolicy is spec.refreshPolicy: "" or Periodic refresh every interval;
 	// CreatedOnce and OnChange do not.
 	RefreshPolicy string
-	Ready              Condition
-	RefreshTime        time.Time
-	Managers           []ManagedField
-	LastApplied        *LastApplied
+	Ready         Condition
+	RefreshTime   time.Time
+	Managers      []ManagedField
+	LastApplied   *LastApplied
 	// CreationPolicyApplied says whether what users server-side applied set
 	// spec.target.creationPolicy: "set", "unset", or "" when unknowable (no Apply
 	// entry owns the spec; Update entries include CRD defaults and prove nothing).
