@@ -1,6 +1,8 @@
 package argocd
 
 import (
+	"github.com/driftwatch/driftwatch/internal/apicompat"
+
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -170,19 +172,19 @@ func TestStructure(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			report(t, "local fields without an upstream counterpart",
-				checkStructure(reflect.TypeOf(c.local), reflect.TypeOf(c.upstream)))
+				apicompat.CheckStructure(reflect.TypeOf(c.local), reflect.TypeOf(c.upstream)))
 		})
 	}
 }
 
 func TestRoundTripApplication(t *testing.T) {
-	c := newValueChecker()
+	c := apicompat.NewValueChecker()
 	for _, app := range applications() {
 		got, uj := viaUnstructured[local.Application](t, app)
-		c.check(got, uj)
+		c.Check(got, uj)
 	}
-	report(t, "Application values", c.errs)
-	report(t, "Application fields never populated by a fixture", c.uncovered(reflect.TypeFor[local.Application]()))
+	report(t, "Application values", c.Errs)
+	report(t, "Application fields never populated by a fixture", c.Uncovered(reflect.TypeFor[local.Application]()))
 }
 
 func TestRoundTripManagedResources(t *testing.T) {
@@ -191,11 +193,11 @@ func TestRoundTripManagedResources(t *testing.T) {
 		"DefaultUnstructuredConverter": viaUnstructured[local.ManagedResourcesResponse],
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := newValueChecker()
+			c := apicompat.NewValueChecker()
 			got, uj := decode(t, managedResources())
-			c.check(got, uj)
-			report(t, "ManagedResourcesResponse values", c.errs)
-			report(t, "ManagedResourcesResponse fields never populated", c.uncovered(reflect.TypeFor[local.ManagedResourcesResponse]()))
+			c.Check(got, uj)
+			report(t, "ManagedResourcesResponse values", c.Errs)
+			report(t, "ManagedResourcesResponse fields never populated", c.Uncovered(reflect.TypeFor[local.ManagedResourcesResponse]()))
 		})
 	}
 }

@@ -1,6 +1,8 @@
 package eso
 
 import (
+	"github.com/driftwatch/driftwatch/internal/apicompat"
+
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -83,7 +85,7 @@ func TestStructure(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			report(t, "local fields without an upstream counterpart",
-				checkStructure(reflect.TypeOf(c.local), reflect.TypeOf(c.upstream)))
+				apicompat.CheckStructure(reflect.TypeOf(c.local), reflect.TypeOf(c.upstream)))
 		})
 	}
 }
@@ -97,21 +99,21 @@ func TestRoundTrip(t *testing.T) {
 		fx      fixtures
 	}{{"v1", v1Fixtures()}, {"v1beta1", v1beta1Fixtures()}} {
 		t.Run(v.version, func(t *testing.T) {
-			es := newValueChecker()
+			es := apicompat.NewValueChecker()
 			for _, obj := range v.fx.externalSecrets {
 				got, uj := decode[local.ExternalSecret](t, obj)
-				es.check(got, uj)
+				es.Check(got, uj)
 			}
-			report(t, "ExternalSecret values", es.errs)
-			report(t, "ExternalSecret fields never populated by a fixture", es.uncovered(reflect.TypeFor[local.ExternalSecret]()))
+			report(t, "ExternalSecret values", es.Errs)
+			report(t, "ExternalSecret fields never populated by a fixture", es.Uncovered(reflect.TypeFor[local.ExternalSecret]()))
 
-			st := newValueChecker()
+			st := apicompat.NewValueChecker()
 			for _, obj := range v.fx.stores {
 				got, uj := decode[local.SecretStore](t, obj)
-				st.check(got, uj)
+				st.Check(got, uj)
 			}
-			report(t, "SecretStore values", st.errs)
-			report(t, "SecretStore fields never populated by a fixture", st.uncovered(reflect.TypeFor[local.SecretStore]()))
+			report(t, "SecretStore values", st.Errs)
+			report(t, "SecretStore fields never populated by a fixture", st.Uncovered(reflect.TypeFor[local.SecretStore]()))
 		})
 	}
 }
@@ -184,14 +186,14 @@ func TestCheckerCatchesMistakes(t *testing.T) {
 			} `json:"provider"`
 		} `json:"spec"`
 	}
-	errs := checkStructure(reflect.TypeFor[badStore](), reflect.TypeFor[esv1.SecretStore]())
+	errs := apicompat.CheckStructure(reflect.TypeFor[badStore](), reflect.TypeFor[esv1.SecretStore]())
 	for _, want := range []string{".azurekv.vaultURL: no field", ".azurekv.tenantId: local kind int", ".azurekv.doesNotExist: no field"} {
 		if !containsSubstring(errs, want) {
 			t.Errorf("checkStructure missed %q; got %q", want, errs)
 		}
 	}
 
-	c := newValueChecker()
+	c := apicompat.NewValueChecker()
 	for _, obj := range v1Fixtures().stores {
 		b, _ := json.Marshal(obj)
 		var m map[string]any
@@ -211,9 +213,9 @@ func TestCheckerCatchesMistakes(t *testing.T) {
 		}
 		var uj any
 		_ = json.Unmarshal(b, &uj)
-		c.check(got, uj)
+		c.Check(got, uj)
 	}
-	missing := c.uncovered(reflect.TypeOf(struct {
+	missing := c.Uncovered(reflect.TypeOf(struct {
 		Spec struct {
 			Provider struct {
 				AzureKV *struct {

@@ -1,20 +1,19 @@
-package argocd
-
-// The walker below is shared verbatim by test/apicompat/eso and
-// test/apicompat/argocd (each is its own module, so it is copied, not imported).
+// Package apicompat is the walker that test/apicompat/eso and test/apicompat/argocd
+// share (each is its own module and imports it through its replace of the agent).
 // It proves a small local mirror struct against the upstream Go type it mirrors in
 // two independent ways:
 //
-//  1. structure (checkStructure): every JSON field of the local type must exist in
+//  1. structure (CheckStructure): every JSON field of the local type must exist in
 //     the upstream Go type under the same JSON name, with a compatible shape
 //     (struct/slice/map/scalar kind; apimachinery types must be the identical type).
 //     This needs no fixture, so a renamed or retyped field fails even if no fixture
 //     populates it.
-//  2. values (valueChecker): a fully populated upstream object is JSON-encoded,
+//  2. values (ValueChecker): a fully populated upstream object is JSON-encoded,
 //     decoded the way the agent decodes it, and every leaf of the local struct must
 //     equal the value at the same JSON path of the upstream JSON; and across all
 //     fixtures every leaf of the local type must have been non-zero at least once
 //     (coverage), so a field that silently decodes to zero cannot pass.
+package apicompat
 
 import (
 	"encoding/json"
@@ -86,9 +85,9 @@ func upstreamFields(t reflect.Type, byName map[string]reflect.Type, inlined map[
 	}
 }
 
-// checkStructure walks the local type and the upstream type side by side and
+// CheckStructure walks the local type and the upstream type side by side and
 // returns one message per local field that has no compatible upstream counterpart.
-func checkStructure(local, upstream reflect.Type) []string {
+func CheckStructure(local, upstream reflect.Type) []string {
 	var errs []string
 	var walk func(path string, l, u reflect.Type)
 	walk = func(path string, l, u reflect.Type) {
@@ -196,22 +195,22 @@ func leafPaths(t reflect.Type) []string {
 	return out
 }
 
-// valueChecker compares decoded local values with the upstream JSON they came from
+// ValueChecker compares decoded local values with the upstream JSON they came from
 // and records which leaves were non-zero.
-type valueChecker struct {
-	errs []string
+type ValueChecker struct {
+	Errs []string
 	seen map[string]bool
 }
 
-func newValueChecker() *valueChecker { return &valueChecker{seen: map[string]bool{}} }
+func NewValueChecker() *ValueChecker { return &ValueChecker{seen: map[string]bool{}} }
 
-func (c *valueChecker) errorf(format string, args ...any) {
-	c.errs = append(c.errs, fmt.Sprintf(format, args...))
+func (c *ValueChecker) errorf(format string, args ...any) {
+	c.Errs = append(c.Errs, fmt.Sprintf(format, args...))
 }
 
 // check compares local (a decoded local struct) with upstream (the upstream
 // object's JSON, as decoded by encoding/json into any).
-func (c *valueChecker) check(local any, upstream any) {
+func (c *ValueChecker) Check(local any, upstream any) {
 	lv := reflect.ValueOf(local)
 	c.walk(deref(lv.Type()).Name(), "", lv, upstream, true)
 }
@@ -259,7 +258,7 @@ func subset(l, u any) bool {
 	}
 }
 
-func (c *valueChecker) walk(schema, path string, lv reflect.Value, uj any, present bool) {
+func (c *ValueChecker) walk(schema, path string, lv reflect.Value, uj any, present bool) {
 	for lv.Kind() == reflect.Pointer {
 		if lv.IsNil() {
 			if present && uj != nil {
@@ -352,7 +351,7 @@ func (c *valueChecker) walk(schema, path string, lv reflect.Value, uj any, prese
 }
 
 // uncovered lists the leaves of the local type that no fixture made non-zero.
-func (c *valueChecker) uncovered(local reflect.Type) []string {
+func (c *ValueChecker) Uncovered(local reflect.Type) []string {
 	var out []string
 	for _, p := range leafPaths(local) {
 		if !c.seen[p] {
