@@ -99,8 +99,21 @@ func (p *process) stop(grace time.Duration) {
 			<-done
 		}
 	}
-	// Anything left in the group (there should be nothing) goes too.
+	// Anything left in the group (there should be nothing) goes too, and is
+	// waited for: a killed grandchild lingers until init reaps it, and a
+	// teardown check right after must not see it.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(pgid, 5*time.Second)
+}
+
+// waitGroupGone polls until no process is left in process group pgid (kill(-pgid,
+// 0) answers ESRCH) or the timeout passes.
+func waitGroupGone(pgid int, timeout time.Duration) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+			return
+		}
+	}
 }
 
 // kill SIGKILLs the process group at once (a crash) and waits until the
@@ -114,6 +127,7 @@ func (p *process) kill() {
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-done
+	waitGroupGone(cmd.Process.Pid, 5*time.Second)
 }
 
 func (p *process) pid() int {
