@@ -531,6 +531,9 @@ func (t *Transformer) SecretStore(kind string) func(any) (any, error) {
 		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
 		rec := &model.SecretStore{ObjectMeta: meta, APIVersion: u.GetAPIVersion(), StoreKind: kind, DecodeErr: decodeErr}
+		// The local struct holds no provider field that carries data (the fake
+		// provider's values are not decoded), so the error names types only.
+		t.decodeProblem(strings.ToLower(kind)+"s", &meta, "spec", decodeErr)
 		if prov, ok, _ := unstructured.NestedMap(u.Object, "spec", "provider"); ok {
 			for name := range prov {
 				rec.Provider = name // exactly one provider is set
@@ -616,6 +619,7 @@ func (t *Transformer) Application(obj any) (any, error) {
 	decodeErr := fromUnstructured(u, &app)
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
+	t.decodeProblem("applications", &meta, "spec", decodeErr)
 	rec := &model.ArgoApp{ObjectMeta: meta, DecodeErr: decodeErr,
 		SyncStatus: app.Status.Sync.Status, DestinationNamespace: app.Spec.Destination.Namespace}
 	for _, d := range app.Spec.IgnoreDifferences {

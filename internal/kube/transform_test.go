@@ -369,3 +369,25 @@ func TestDecodeErrorsCountedOncePerVersion(t *testing.T) {
 		t.Fatalf("decode errors: %v", got)
 	}
 }
+
+func TestStoreAndAppDecodeErrorsCounted(t *testing.T) {
+	tr := newTransformer()
+	st := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "external-secrets.io/v1", "kind": "SecretStore",
+		"metadata": map[string]any{"name": "s", "namespace": "ns", "uid": "u1", "resourceVersion": "1"},
+		"spec":     map[string]any{"provider": map[string]any{"aws": "not-an-object"}}}}
+	app := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "a", "namespace": "ns", "uid": "u2", "resourceVersion": "1"},
+		"spec":     map[string]any{"ignoreDifferences": "not-a-list"}}}
+	out, _ := tr.SecretStore("SecretStore")(st)
+	if out.(*model.SecretStore).DecodeErr == "" {
+		t.Fatal("a malformed store must carry a decode error")
+	}
+	out, _ = tr.Application(app)
+	if out.(*model.ArgoApp).DecodeErr == "" {
+		t.Fatal("a malformed Application must carry a decode error")
+	}
+	got := tr.DecodeErrors()
+	if got[[3]string{"secretstores", "spec", "malformed"}] != 1 || got[[3]string{"applications", "spec", "malformed"}] != 1 {
+		t.Fatalf("decode errors: %v", got)
+	}
+}
