@@ -64,6 +64,10 @@ type group struct {
 	res       model.Resource
 	version   string
 	informers []cache.SharedIndexInformer
+	// regs are the model's event handler registrations: synced only once the
+	// handlers have received the initial list, not merely the informer's cache
+	// (the handlers run asynchronously, so the model lags the cache).
+	regs      []cache.ResourceEventHandlerRegistration
 	cancel    context.CancelFunc
 	done      chan struct{}
 	degraded  atomic.Bool
@@ -208,8 +212,11 @@ func (m *Manager) startGroup(ctx context.Context, res model.Resource, version st
 		if err := inf.SetWatchErrorHandlerWithContext(m.watchErrorHandler(g)); err != nil {
 			m.log.Error("cannot set watch error handler", "resource", res, "err", err)
 		}
-		if _, err := inf.AddEventHandler(m.handlerFor(res)); err != nil {
+		reg, err := inf.AddEventHandler(m.handlerFor(res))
+		if err != nil {
 			m.log.Error("cannot add event handler", "resource", res, "err", err)
+		} else {
+			g.regs = append(g.regs, reg)
 		}
 	}
 	m.mu.Lock()
@@ -413,7 +420,12 @@ func (g *group) synced() bool {
 			return false
 		}
 	}
-	return len(g.informers) > 0
+	for _, r := range g.regs {
+		if !r.HasSynced() {
+			return false
+		}
+	}
+	return len(g.informers) > 0 && len(g.regs) == len(g.informers)
 }
 
 // recheckDegraded lists one object of each degraded or suspect resource:
@@ -599,12 +611,7 @@ func (m *Manager) States() []model.ResourceState {
 		default:
 			st.Enabled = true
 			st.Version = g.version
-			st.Synced = true
-			for _, inf := range g.informers {
-				if !inf.HasSynced() {
-					st.Synced = false
-				}
-			}
+			st.Synced = len(g.informers) == 0 || g.synced()
 			st.Degraded = g.degraded.Load()
 			if r, _ := g.reason.Load().(string); r != "" {
 				st.Reason = r
