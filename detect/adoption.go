@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"sort"
 	"strings"
 
@@ -194,35 +196,55 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 	for _, p := range ComparePairs(v, avail) {
 		compared[pair(p.Namespace, p.Live, p.Store)] = true
 	}
-	groups := map[string][]string{} // namespace + "\x00" + data signature → names
-	var order []string
+	// Group by namespace and an order-independent hash of the key names, lengths
+	// and fingerprints, then split each bucket into classes of exactly equal data
+	// (a hash collision never makes a finding). No per-Secret string is built.
+	type bucket struct {
+		ns string
+		h  uint64
+		n  int
+	}
+	buckets := map[bucket][][]*model.Secret{}
+	var order []bucket
 	for _, s := range v.Secrets() {
 		if len(s.Keys) == 0 || skipDuplicateType(s.Type) {
 			continue
 		}
-		sig, ok := dataSignature(s)
+		h, ok := dataHash(s)
 		if !ok {
 			continue
 		}
-		g := s.Namespace + "\x00" + sig
-		if _, seen := groups[g]; !seen {
-			order = append(order, g)
+		k := bucket{s.Namespace, h, len(s.Keys)}
+		classes, seen := buckets[k]
+		if !seen {
+			order = append(order, k)
 		}
-		groups[g] = append(groups[g], s.Name)
+		placed := false
+		for i, c := range classes {
+			if sameData(c[0], s) {
+				classes[i] = append(c, s)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			classes = append(classes, []*model.Secret{s})
+		}
+		buckets[k] = classes
 	}
 	var out []Duplicate
-	for _, g := range order {
-		names := groups[g]
-		if len(names) < 2 {
-			continue
-		}
-		ns := g[:strings.IndexByte(g, 0)]
-		sort.Strings(names)
-		for _, n := range names[1:] {
-			if compared[pair(ns, names[0], n)] {
+	for _, k := range order {
+		for _, c := range buckets[k] {
+			if len(c) < 2 {
 				continue
 			}
-			out = append(out, Duplicate{Namespace: ns, Secret: n, DuplicateOf: names[0]})
+			// v.Secrets() is sorted: c[0] is the first in lexical order.
+			for _, s := range c[1:] {
+				if compared[pair(k.ns, c[0].Name, s.Name)] {
+					continue
+				}
+				out = append(out, Duplicate{Namespace: k.ns, Secret: s.Name, DuplicateOf: c[0].Name})
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -235,29 +257,37 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 	return out
 }
 
-// dataSignature is a deterministic, in-process-only encoding of a Secret's key
-// names, lengths and fingerprints.
-func dataSignature(s *model.Secret) (string, bool) {
-	keys := make([]string, 0, len(s.Keys))
-	for k := range s.Keys {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		ki := s.Keys[k]
+var dataHashSeed = maphash.MakeSeed()
+
+// dataHash is an in-process-only, order-independent hash of a Secret's key names,
+// lengths and fingerprints; false when a key's fingerprint is unknown.
+func dataHash(s *model.Secret) (uint64, bool) {
+	var h uint64
+	for k, ki := range s.Keys {
 		if ki.FP.IsZero() {
-			return "", false
+			return 0, false
 		}
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.Write(ki.FP[:])
-		b.WriteByte(byte(ki.Len))
-		b.WriteByte(byte(ki.Len >> 8))
-		b.WriteByte(byte(ki.Len >> 16))
-		b.WriteByte(byte(ki.Len >> 24))
+		x := maphash.String(dataHashSeed, k)
+		x ^= binary.LittleEndian.Uint64(ki.FP[:8])
+		x ^= uint64(ki.Len) << 40
+		h += x * 0x9e3779b97f4a7c15
 	}
-	return b.String(), true
+	return h, true
+}
+
+// sameData reports whether two Secrets hold the same key names with the same
+// lengths and fingerprints.
+func sameData(a, b *model.Secret) bool {
+	if len(a.Keys) != len(b.Keys) {
+		return false
+	}
+	for k, x := range a.Keys {
+		y, ok := b.Keys[k]
+		if !ok || x.Len != y.Len || x.FP != y.FP {
+			return false
+		}
+	}
+	return true
 }
 
 // LastAppliedData is a Secret whose last-applied-configuration annotation holds a

@@ -26,11 +26,25 @@ type expKey struct {
 
 type expSet struct {
 	m map[expKey]*Expectation
+	// keep, when set, filters expectations before anything is allocated for them:
+	// the missing-keys detector keeps only those its Secrets violate, so a scrape
+	// does not build (and sort) an entry for every key every pod reads.
+	keep func(ns, secret, key string) bool
+	// scope, when scoped, drops expectations on Secrets of other namespaces (a
+	// namespace-restricted view still sees every Helm release and Argo CD object).
+	scope  string
+	scoped bool
 }
 
 func newExpSet(size int) *expSet { return &expSet{m: make(map[expKey]*Expectation, size)} }
 
 func (s *expSet) add(ns, secret, key string, src Source, optional bool, c Consumer) {
+	if s.scoped && ns != s.scope {
+		return
+	}
+	if s.keep != nil && !s.keep(ns, secret, key) {
+		return
+	}
 	k := expKey{ns, secret, key, src}
 	e := s.m[k]
 	if e == nil {
@@ -87,26 +101,38 @@ func ESExpectedKeys(e *model.ExternalSecret) []string {
 // Expectations gathers every expectation from the sources that are available.
 func Expectations(v model.View, avail model.Availability) []Expectation {
 	np, ns, ne := v.Sizes()
-	set := newExpSet(np/2 + ns + ne*2)
+	return gatherExpectations(v, avail, newExpSet(np/2+ns+ne*2))
+}
+
+// gatherExpectations adds every source's expectations to set (which may filter
+// them) and returns the set's sorted list.
+func gatherExpectations(v model.View, avail model.Availability, set *expSet) []Expectation {
+	set.scope, set.scoped = v.Scope()
 	if avail[model.ResPods] {
+		var seen []expKey // the keys this pod already stated; pods read a handful
 		v.EachPod(func(p *model.Pod) {
 			if !PodActive(p) {
 				return
 			}
 			c := Consumer{Kind: p.Workload.Kind, Name: p.Workload.Name, Pods: 1}
-			seen := map[expKey]bool{}
+			seen = seen[:0]
+		uses:
 			for _, u := range p.Uses {
 				if u.Key == "" && u.Optional {
 					continue // optional envFrom / volume: the Secret may be absent
 				}
 				k := expKey{p.Namespace, u.Secret, u.Key, SourcePod}
-				if seen[k] {
-					if !u.Optional {
-						set.m[k].Optional = false // a required use of the same key makes it required
+				for _, s := range seen {
+					if s == k {
+						if !u.Optional {
+							if e := set.m[k]; e != nil {
+								e.Optional = false // a required use of the same key makes it required
+							}
+						}
+						continue uses // one pod counts once per expectation
 					}
-					continue // one pod counts once per expectation
 				}
-				seen[k] = true
+				seen = append(seen, k)
 				set.add(p.Namespace, u.Secret, u.Key, SourcePod, u.Optional, c)
 			}
 		})

@@ -36,7 +36,21 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 		return res
 	}
 	absent := map[expKey]int{}
-	for _, e := range Expectations(v, avail) {
+	// Only the violated expectations are gathered: an expectation is kept when its
+	// Secret is absent or lacks the key, before any entry is built for it.
+	set := newExpSet(0)
+	set.keep = func(ns, secret, key string) bool {
+		s, ok := v.Secret(ns, secret)
+		if !ok {
+			return true
+		}
+		if key == "" {
+			return false
+		}
+		_, has := s.Keys[key]
+		return !has
+	}
+	for _, e := range gatherExpectations(v, avail, set) {
 		s, ok := v.Secret(e.Namespace, e.Secret)
 		if !ok {
 			k := expKey{e.Namespace, e.Secret, "", e.Source}
