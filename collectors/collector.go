@@ -4,8 +4,10 @@
 package collectors
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +43,19 @@ type detector struct {
 	name     string
 	requires []model.Resource
 	emit     func(e *emitter, v model.View, a model.Availability, now time.Time)
+	// perNamespace detectors derive a namespace's findings only from that
+	// namespace's records and the cluster-wide objects that stamp the global
+	// generation (model/scope.go), and not from the time: they run once per
+	// namespace on a namespace-restricted view, and a namespace's metrics are
+	// reused until its generation changes. The others run on the whole model at
+	// every scrape.
+	perNamespace bool
+}
+
+// nsResult is one namespace's metrics from one per-namespace detector.
+type nsResult struct {
+	gen     model.Generation
+	metrics []prometheus.Metric
 }
 
 // Findings is the scrape-time collector of every detector's findings.
@@ -49,12 +64,22 @@ type Findings struct {
 	health    model.Health
 	cfg       Config
 	detectors []detector
+
+	// mu serialises scrapes over the per-namespace results they reuse.
+	mu sync.Mutex
+	// cached: detector → namespace → result, valid for availability cachedAvail.
+	cached      map[string]map[string]nsResult
+	cachedAvail string
+	// evaluations counts per-namespace detector runs (reuse is the rest).
+	evaluations map[string]uint64
+	// noSplit runs every detector on the whole model (tests compare both ways).
+	noSplit bool
 }
 
 // NewFindings builds the collector.
 func NewFindings(store *model.Store, health model.Health, cfg Config) *Findings {
 	cfg.defaults()
-	f := &Findings{store: store, health: health, cfg: cfg}
+	f := &Findings{store: store, health: health, cfg: cfg, evaluations: map[string]uint64{}}
 	f.detectors = f.registry()
 	return f
 }
@@ -71,21 +96,33 @@ func (f *Findings) DetectorNames() []string {
 var (
 	descDetectorEnabled  = prometheus.NewDesc("driftwatch_detector_enabled", "1 when the detector runs: every resource it needs is served, permitted and synced.", []string{"detector"}, nil)
 	descDetectorDuration = prometheus.NewDesc("driftwatch_detector_duration_seconds", "How long the detector took during this scrape.", []string{"detector"}, nil)
+	descDetectorNSEvals  = prometheus.NewDesc("driftwatch_detector_namespace_evaluations_total",
+		"Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.", []string{"detector"}, nil)
 )
 
 // Describe sends every descriptor the collector may emit.
 func (f *Findings) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descDetectorEnabled
 	ch <- descDetectorDuration
+	ch <- descDetectorNSEvals
 	for _, d := range allFindingDescs {
 		ch <- d
 	}
 }
 
 // Collect runs every enabled detector over one consistent read of the model.
+// Per-namespace detectors recompute only the namespaces written to since the
+// previous scrape (and everything after a cluster-wide change or a change of
+// availability); their other namespaces' metrics are reused. The metrics are the
+// same as a full recomputation's: the tests compare both after random changes.
 func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	avail := model.AvailabilityOf(f.health.States())
 	now := f.cfg.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sig := availSignature(avail); sig != f.cachedAvail || f.cached == nil {
+		f.cached, f.cachedAvail = map[string]map[string]nsResult{}, sig
+	}
 	// Detectors run under the model's read lock; the metrics are sent after it is
 	// released, so the informers' event handlers (which need the write lock) wait
 	// only for the detectors, not for the registry to encode every series.
@@ -95,16 +132,54 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 			enabled := avail.All(d.requires...)
 			e.gauge(descDetectorEnabled, b2f(enabled), d.name)
 			if !enabled {
+				delete(f.cached, d.name)
 				continue
 			}
 			start := time.Now()
-			d.emit(e, v, avail, now)
+			if d.perNamespace && !f.noSplit {
+				f.emitPerNamespace(e, d, v, avail, now)
+			} else {
+				d.emit(e, v, avail, now)
+			}
 			e.gauge(descDetectorDuration, time.Since(start).Seconds(), d.name)
+			if d.perNamespace {
+				e.counter(descDetectorNSEvals, float64(f.evaluations[d.name]), d.name)
+			}
 		}
 	})
 	for _, m := range e.buf {
 		ch <- m
 	}
+}
+
+func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail model.Availability, now time.Time) {
+	prev := f.cached[d.name]
+	next := make(map[string]nsResult, len(prev))
+	for _, ns := range v.Namespaces() {
+		gen := v.Generation(ns)
+		if r, ok := prev[ns]; ok && r.gen == gen {
+			e.buf = append(e.buf, r.metrics...)
+			next[ns] = r
+			continue
+		}
+		from := len(e.buf)
+		f.evaluations[d.name]++
+		d.emit(e, v.InNamespace(ns), avail, now)
+		next[ns] = nsResult{gen: gen, metrics: slices.Clip(slices.Clone(e.buf[from:]))}
+	}
+	f.cached[d.name] = next
+}
+
+// availSignature encodes which resources are available.
+func availSignature(a model.Availability) string {
+	var sb strings.Builder
+	for _, r := range model.AllResources {
+		if a[r] {
+			sb.WriteString(string(r))
+			sb.WriteByte(',')
+		}
+	}
+	return sb.String()
 }
 
 type emitter struct {

@@ -50,7 +50,7 @@ var (
 func init() {
 	register(
 		detector{name: "flips", requires: []model.Resource{model.ResSecrets}, emit: emitFlips},
-		detector{name: "stale_pods", requires: []model.Resource{model.ResSecrets, model.ResPods}, emit: emitStalePods},
+		detector{name: "stale_pods", requires: []model.Resource{model.ResSecrets, model.ResPods}, emit: emitStalePods, perNamespace: true},
 	)
 }
 

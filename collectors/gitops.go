@@ -31,7 +31,7 @@ func init() {
 	register(
 		// Secrets are the base; the ExternalSecret half is gated inside the detector
 		// on the ExternalSecrets cache, the desired lists on the Helm cache.
-		detector{name: "last_applied", requires: []model.Resource{model.ResSecrets}, emit: emitLastApplied},
+		detector{name: "last_applied", requires: []model.Resource{model.ResSecrets}, emit: emitLastApplied, perNamespace: true},
 		detector{name: "argocd_ignore_trap", requires: []model.Resource{model.ResApplications}, emit: emitArgoIgnoreTrap},
 		detector{name: "argocd_not_converging", requires: []model.Resource{model.ResApplications}, emit: emitArgoNotConverging},
 	)

@@ -66,10 +66,10 @@ func ESOControllerServiceAccount() model.Ref {
 
 func init() {
 	register(
-		detector{name: "compare", requires: []model.Resource{model.ResSecrets}, emit: emitCompare},
+		detector{name: "compare", requires: []model.Resource{model.ResSecrets}, emit: emitCompare, perNamespace: true},
 		// adoption needs Secrets; its ExternalSecret rules also need ExternalSecrets
 		// and stay silent without them (duplicates and last-applied data still run).
-		detector{name: "adoption", requires: []model.Resource{model.ResSecrets}, emit: emitAdoption},
+		detector{name: "adoption", requires: []model.Resource{model.ResSecrets}, emit: emitAdoption, perNamespace: true},
 		detector{name: "workload_identity", requires: []model.Resource{model.ResServiceAccounts,
 			model.ResSecretStores, model.ResClusterSecretStores}, emit: emitWorkloadIdentity},
 	)

@@ -53,10 +53,10 @@ func (f *Findings) registry() []detector { return append([]detector(nil), regist
 
 func init() {
 	register(
-		detector{name: "missing_keys", requires: []model.Resource{model.ResSecrets}, emit: emitMissingKeys},
-		detector{name: "ready_but_short", requires: []model.Resource{model.ResSecrets, model.ResExternalSecrets}, emit: emitReadyButShort},
+		detector{name: "missing_keys", requires: []model.Resource{model.ResSecrets}, emit: emitMissingKeys, perNamespace: true},
+		detector{name: "ready_but_short", requires: []model.Resource{model.ResSecrets, model.ResExternalSecrets}, emit: emitReadyButShort, perNamespace: true},
 		detector{name: "sync_health", requires: []model.Resource{model.ResExternalSecrets}, emit: emitSyncHealth},
-		detector{name: "inventory", requires: []model.Resource{model.ResPods}, emit: emitInventory},
+		detector{name: "inventory", requires: []model.Resource{model.ResPods}, emit: emitInventory, perNamespace: true},
 	)
 }
 

@@ -187,6 +187,9 @@ func newDesiredLists(v model.View, avail model.Availability) *desiredLists {
 			if ns == "" {
 				ns = h.Namespace
 			}
+			if !v.InScope(ns) {
+				continue
+			}
 			k := objKey{x.Kind, ns, x.Name}
 			if _, dup := d.helm[k]; !dup {
 				d.helm[k] = x

@@ -206,15 +206,19 @@ func (t *Transformer) HelmRelease(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
+	if s.Type != HelmReleaseType {
+		// Not a release: the apiserver's field selector keeps these out, a fake
+		// client does not. A stub, which the handlers ignore, keeps such Secrets
+		// out of the model's releases (whose changes invalidate every namespace).
+		s.Data = nil
+		return foreignStub(&s.ObjectMeta), nil
+	}
 	rec := &model.HelmRelease{
 		ObjectMeta: identity(&s.ObjectMeta),
 		Release:    s.Labels["name"],
 		Status:     s.Labels["status"],
 	}
 	rec.Revision, _ = strconv.Atoi(s.Labels["version"])
-	if s.Type != HelmReleaseType {
-		return rec, nil // not a release (a fake client ignores field selectors)
-	}
 	info, exps, err := parse.HelmReleaseFromSecretData(s.Data)
 	if err != nil {
 		rec.DecodeErr = err.Error()

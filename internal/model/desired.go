@@ -44,6 +44,9 @@ type argoDesired struct {
 	byApp map[Ref][]DesiredObject
 	// index: object → the Applications that declare it (normally one).
 	index map[desiredKey][]Ref
+	// gen counts changes (scope.go's generations cannot: the table is written
+	// without the store's lock).
+	gen uint64
 }
 
 // desiredOf maps a Store to its desired-state table. The Store type lives in
@@ -91,6 +94,7 @@ func (s *Store) SetArgoDesired(app Ref, items []DesiredObject) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.unindex(app)
+	d.gen++
 	d.byApp[app] = cp
 	for _, it := range cp {
 		k := desiredKey{it.Namespace, it.Kind, it.Name}
@@ -105,6 +109,7 @@ func (s *Store) ForgetArgoApp(app Ref) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.unindex(app)
+	d.gen++
 	delete(d.byApp, app)
 }
 
@@ -174,4 +179,10 @@ func (v View) ArgoDesiredAll() []DesiredObject {
 		out = append(out, d.byApp[r]...)
 	}
 	return out
+}
+
+func (d *argoDesired) generation() uint64 {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.gen
 }

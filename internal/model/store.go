@@ -62,6 +62,13 @@ type Store struct {
 	secretList sortedList[*Secret]
 	podList    sortedList[*Pod]
 	esList     sortedList[*ExternalSecret]
+
+	// gens stamps writes per namespace (scope.go); nsList caches its sorted keys.
+	gens generations
+	// deployed caches DeployedReleases until a Helm release record changes.
+	deployed sortedList[*HelmRelease]
+	nsMu     sync.Mutex
+	nsList   []string
 }
 
 // sortedList caches one map's values sorted by namespace and name. Writers
@@ -157,6 +164,7 @@ func delIdx(idx map[Ref]map[Ref]struct{}, k, v Ref) {
 func (s *Store) UpsertSecret(sec *Secret, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(sec.Namespace)
 	r := refOf(sec.Namespace, sec.Name)
 	old, existed := s.secrets[r]
 	s.secrets[r] = sec
@@ -172,6 +180,7 @@ func (s *Store) UpsertSecret(sec *Secret, now time.Time) {
 func (s *Store) DeleteSecret(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(ns)
 	r := refOf(ns, name)
 	if _, ok := s.secrets[r]; ok {
 		s.secretList.invalidate()
@@ -184,6 +193,7 @@ func (s *Store) DeleteSecret(ns, name string) {
 func (s *Store) UpsertPod(p *Pod) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(p.Namespace)
 	r := refOf(p.Namespace, p.Name)
 	if old := s.pods[r]; old != nil {
 		for _, u := range old.Uses {
@@ -206,6 +216,7 @@ func (s *Store) UpsertPod(p *Pod) {
 func (s *Store) DeletePod(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(ns)
 	r := refOf(ns, name)
 	if old := s.pods[r]; old != nil {
 		for _, u := range old.Uses {
@@ -220,6 +231,7 @@ func (s *Store) DeletePod(ns, name string) {
 func (s *Store) UpsertServiceAccount(sa *ServiceAccount) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(sa.Namespace)
 	s.sas[refOf(sa.Namespace, sa.Name)] = sa
 }
 
@@ -227,6 +239,7 @@ func (s *Store) UpsertServiceAccount(sa *ServiceAccount) {
 func (s *Store) DeleteServiceAccount(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(ns)
 	delete(s.sas, refOf(ns, name))
 }
 
@@ -234,6 +247,7 @@ func (s *Store) DeleteServiceAccount(ns, name string) {
 func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(e.Namespace)
 	r := refOf(e.Namespace, e.Name)
 	if old := s.es[r]; old != nil {
 		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
@@ -252,6 +266,7 @@ func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
 func (s *Store) DeleteExternalSecret(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch(ns)
 	r := refOf(ns, name)
 	if old := s.es[r]; old != nil {
 		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
@@ -264,6 +279,7 @@ func (s *Store) DeleteExternalSecret(ns, name string) {
 func (s *Store) UpsertStore(st *SecretStore) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touchAll()
 	s.stores[StoreKey{Kind: st.StoreKind, Namespace: st.Namespace, Name: st.Name}] = st
 }
 
@@ -271,6 +287,7 @@ func (s *Store) UpsertStore(st *SecretStore) {
 func (s *Store) DeleteStore(kind, ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touchAll()
 	delete(s.stores, StoreKey{Kind: kind, Namespace: ns, Name: name})
 }
 
@@ -278,6 +295,8 @@ func (s *Store) DeleteStore(kind, ns, name string) {
 func (s *Store) UpsertHelmRelease(h *HelmRelease) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touchAll()
+	s.deployed.invalidate()
 	s.releases[refOf(h.Namespace, h.Name)] = h
 }
 
@@ -285,6 +304,8 @@ func (s *Store) UpsertHelmRelease(h *HelmRelease) {
 func (s *Store) DeleteHelmRelease(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touchAll()
+	s.deployed.invalidate()
 	delete(s.releases, refOf(ns, name))
 }
 
@@ -292,6 +313,7 @@ func (s *Store) DeleteHelmRelease(ns, name string) {
 func (s *Store) UpsertApp(a *ArgoApp) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touchAll()
 	s.apps[refOf(a.Namespace, a.Name)] = a
 }
 
@@ -299,6 +321,7 @@ func (s *Store) UpsertApp(a *ArgoApp) {
 func (s *Store) DeleteApp(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touchAll()
 	delete(s.apps, refOf(ns, name))
 }
 
@@ -306,6 +329,7 @@ func (s *Store) DeleteApp(ns, name string) {
 func (s *Store) ClearResource(r Resource) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touchAll()
 	switch r {
 	case ResExternalSecrets:
 		s.es = map[Ref]*ExternalSecret{}
@@ -335,7 +359,12 @@ func (s *Store) Read(fn func(v View)) {
 
 // View is a read-only view of the model, valid only inside Store.Read. Its slices
 // are sorted so detector output is deterministic.
-type View struct{ s *Store }
+type View struct {
+	s *Store
+	// ns restricts the namespaced lists when scoped (InNamespace).
+	ns     string
+	scoped bool
+}
 
 // Secret returns a Secret by namespace and name.
 func (v View) Secret(ns, name string) (*Secret, bool) {
@@ -344,11 +373,23 @@ func (v View) Secret(ns, name string) (*Secret, bool) {
 }
 
 // Secrets returns every Secret, sorted by namespace and name.
-func (v View) Secrets() []*Secret { return v.s.secretList.list(v.s.secrets) }
+func (v View) Secrets() []*Secret {
+	xs := v.s.secretList.list(v.s.secrets)
+	if v.scoped {
+		return nsRange(xs, v.ns)
+	}
+	return xs
+}
 
 // EachPod calls fn for every pod in no particular order: for detectors that sort
 // their own output, it saves sorting the whole pod list per scrape.
 func (v View) EachPod(fn func(*Pod)) {
+	if v.scoped {
+		for _, p := range v.Pods() {
+			fn(p)
+		}
+		return
+	}
 	for _, p := range v.s.pods {
 		fn(p)
 	}
@@ -356,6 +397,12 @@ func (v View) EachPod(fn func(*Pod)) {
 
 // EachSecret calls fn for every Secret in no particular order.
 func (v View) EachSecret(fn func(*Secret)) {
+	if v.scoped {
+		for _, s := range v.Secrets() {
+			fn(s)
+		}
+		return
+	}
 	for _, s := range v.s.secrets {
 		fn(s)
 	}
@@ -363,6 +410,12 @@ func (v View) EachSecret(fn func(*Secret)) {
 
 // EachExternalSecret calls fn for every ExternalSecret in no particular order.
 func (v View) EachExternalSecret(fn func(*ExternalSecret)) {
+	if v.scoped {
+		for _, e := range v.ExternalSecrets() {
+			fn(e)
+		}
+		return
+	}
 	for _, e := range v.s.es {
 		fn(e)
 	}
@@ -374,7 +427,13 @@ func (v View) Sizes() (pods, secrets, externalSecrets int) {
 }
 
 // Pods returns every pod, sorted.
-func (v View) Pods() []*Pod { return v.s.podList.list(v.s.pods) }
+func (v View) Pods() []*Pod {
+	xs := v.s.podList.list(v.s.pods)
+	if v.scoped {
+		return nsRange(xs, v.ns)
+	}
+	return xs
+}
 
 // Pod returns a pod by name.
 func (v View) Pod(ns, name string) (*Pod, bool) {
@@ -399,7 +458,9 @@ func (v View) PodsUsing(ns, name string) []*Pod {
 func (v View) ConsumedSecrets() []Ref {
 	out := make([]Ref, 0, len(v.s.podsBySecret))
 	for r := range v.s.podsBySecret {
-		out = append(out, r)
+		if v.InScope(r.Namespace) {
+			out = append(out, r)
+		}
 	}
 	sortRefs(out)
 	return out
@@ -415,7 +476,13 @@ func (v View) ServiceAccount(ns, name string) (*ServiceAccount, bool) {
 func (v View) ServiceAccounts() []*ServiceAccount { return sortedValues(v.s.sas) }
 
 // ExternalSecrets returns every ExternalSecret, sorted.
-func (v View) ExternalSecrets() []*ExternalSecret { return v.s.esList.list(v.s.es) }
+func (v View) ExternalSecrets() []*ExternalSecret {
+	xs := v.s.esList.list(v.s.es)
+	if v.scoped {
+		return nsRange(xs, v.ns)
+	}
+	return xs
+}
 
 // ExternalSecret returns one by name.
 func (v View) ExternalSecret(ns, name string) (*ExternalSecret, bool) {
@@ -473,6 +540,12 @@ func (v View) HelmReleases() []*HelmRelease { return sortedValues(v.s.releases) 
 // DeployedReleases returns, per release (namespace + release name), the deployed
 // record with the highest revision. Superseded and failed revisions never count.
 func (v View) DeployedReleases() []*HelmRelease {
+	c := &v.s.deployed
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.valid {
+		return c.xs
+	}
 	best := map[Ref]*HelmRelease{}
 	for _, h := range v.s.releases {
 		if h.Status != "deployed" || h.DecodeErr != "" {
@@ -483,7 +556,8 @@ func (v View) DeployedReleases() []*HelmRelease {
 			best[k] = h
 		}
 	}
-	return sortedValues(best)
+	c.xs, c.valid = sortedValues(best), true
+	return c.xs
 }
 
 // Apps returns every Argo CD Application, sorted.
