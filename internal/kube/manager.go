@@ -67,13 +67,13 @@ type group struct {
 	// regs are the model's event handler registrations: synced only once the
 	// handlers have received the initial list, not merely the informer's cache
 	// (the handlers run asynchronously, so the model lags the cache).
-	regs      []cache.ResourceEventHandlerRegistration
-	cancel    context.CancelFunc
-	done      chan struct{}
-	degraded  atomic.Bool
-	suspect   atomic.Bool  // a synced group got a 403/401; recheckDegraded confirms it
-	reason    atomic.Value // string
-	absent    bool         // optional API not served
+	regs     []cache.ResourceEventHandlerRegistration
+	cancel   context.CancelFunc
+	done     chan struct{}
+	degraded atomic.Bool
+	suspect  atomic.Bool  // a synced group got a 403/401; recheckDegraded confirms it
+	reason   atomic.Value // string
+	absent   bool         // optional API not served
 }
 
 type eventKey struct {
