@@ -26,6 +26,9 @@ var (
 		"1 when a Secret that an expectation names does not exist.", "namespace", "secret", "source")
 	descMissingConsumer = newDesc("driftwatch_secret_missing_key_consumer_pods",
 		"Pods of a workload that expect keys the Secret lacks (or the Secret itself, when absent).", "namespace", "secret", "workload_kind", "workload")
+	descShortReaders = newDesc("driftwatch_secret_short_consumer_pods",
+		"Running pods of a workload that read (env, envFrom, volume, any way) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
+		"namespace", "secret", "workload_kind", "workload")
 	descReadyButShort = newDesc("driftwatch_externalsecret_ready_but_short",
 		"Expected keys missing from the target of an ExternalSecret that reports Ready=True.", "namespace", "externalsecret", "secret", "reason")
 	descNotReady = newDesc("driftwatch_externalsecret_not_ready",
@@ -102,6 +105,29 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 	}
 	for _, k := range corder {
 		e.gauge(descMissingConsumer, float64(consumers[k]), k.ns, k.secret, k.kind, k.name)
+	}
+	// Who reads each Secret with a finding, however it reads it.
+	if a[model.ResPods] {
+		short := map[model.Ref]bool{}
+		var sorder []model.Ref
+		mark := func(ns, secret string) {
+			r := model.Ref{Namespace: ns, Name: secret}
+			if !short[r] {
+				short[r] = true
+				sorder = append(sorder, r)
+			}
+		}
+		for _, m := range res.Missing {
+			mark(m.Namespace, m.Secret)
+		}
+		for _, ab := range res.Absent {
+			mark(ab.Namespace, ab.Secret)
+		}
+		for _, r := range sorder {
+			for _, c := range detect.SecretReaders(v, r.Namespace, r.Name) {
+				e.gauge(descShortReaders, float64(c.Pods), r.Namespace, r.Name, c.Kind, c.Name)
+			}
+		}
 	}
 }
 

@@ -176,7 +176,7 @@ func byNamespace() string {
 
 // consumed is the alert's definition of "a workload consumes the Secret".
 func consumed(sel string) string {
-	return fmt.Sprintf(`(driftwatch_secret_missing_key_consumer_pods{%[1]s} > 0 or driftwatch_secret_consumer_info{%[1]s})`, sel)
+	return fmt.Sprintf(`(driftwatch_secret_missing_key_consumer_pods{%[1]s} > 0 or driftwatch_secret_short_consumer_pods{%[1]s} > 0)`, sel)
 }
 
 func variables(b *dashboard.DashboardBuilder, withSecret bool) *dashboard.DashboardBuilder {
@@ -286,6 +286,10 @@ func Overview() (dashboard.Dashboard, error) {
 		WithPanel(tsPanel("Model size", "Value-free records held in memory, and Secrets with change history.", 8, 8).
 			WithTarget(series(fmt.Sprintf(`sum by (resource) (driftwatch_model_objects{%s})`, selJob), "{{resource}}")).
 			WithTarget(series(fmt.Sprintf(`sum(driftwatch_history_secrets{%s})`, selJob), "Secrets with history"))).
+		WithPanel(tsPanel("Namespaces re-evaluated", "Namespaces each per-namespace detector evaluated per second; the others' findings were reused because nothing in them changed.", 8, 6).Min(0).Unit("ops").
+			WithTarget(series(fmt.Sprintf(`sum by (detector) (rate(driftwatch_detector_namespace_evaluations_total{%s}[$__rate_interval]))`, selJob), "{{detector}}"))).
+		WithPanel(tsPanel("Decode errors", "Object parts that could not be decoded (malformed or oversized), per second; the rest of each object is kept.", 8, 6).Min(0).Unit("ops").
+			WithTarget(series(fmt.Sprintf(`sum by (resource, reason) (rate(driftwatch_decode_errors_total{%s}[$__rate_interval]))`, selJob), "{{resource}} {{reason}}"))).
 		WithPanel(tsPanel("Argo CD API", "1 when the last call to the Argo CD API succeeded, and requests per second by status (only with --argocd-server).", 8, 6).Min(0).
 			WithTarget(series(fmt.Sprintf(`driftwatch_argocd_api_up{%s}`, selJob), "up {{instance}}")).
 			WithTarget(series(fmt.Sprintf(`sum by (code) (rate(driftwatch_argocd_requests_total{%s}[$__rate_interval]))`, selJob), "requests/s {{code}}")))
@@ -311,7 +315,9 @@ func Investigation() (dashboard.Dashboard, error) {
 			fmt.Sprintf(`driftwatch_externalsecret_ready_but_short{%s}`, selSec)))
 
 	b = b.WithRow(dashboard.NewRowBuilder("Consumers")).
-		WithPanel(tablePanel("Consumers map", "Which workloads consume which Secret, written by which ExternalSecret from which store; value: running pods.", 24, 10,
+		WithPanel(tablePanel("Readers of Secrets with findings", "Running pods per workload that read (env, envFrom, volume) a Secret lacking expected keys or absent, whether or not they name the missing key.", 24, 8,
+			fmt.Sprintf(`driftwatch_secret_short_consumer_pods{%s}`, selSec))).
+		WithPanel(tablePanel("Consumers map (needs --inventory)", "Which workloads consume which Secret, written by which ExternalSecret from which store; value: running pods. Exported only with --inventory (one series per consumed Secret and workload).", 24, 10,
 			fmt.Sprintf(`driftwatch_secret_consumer_info{%[1]s} * on (namespace, secret, workload_kind, workload) group_left driftwatch_secret_consumer_pods{%[1]s}`, selSec)))
 
 	b = b.WithRow(dashboard.NewRowBuilder("Flips and stale pods")).

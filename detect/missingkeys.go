@@ -133,3 +133,26 @@ func mergeConsumers(a, b []Consumer) []Consumer {
 	sortConsumers(a)
 	return a
 }
+
+// SecretReaders groups the active pods that reference Secret ns/name in any way
+// (env, envFrom, volumes, imagePullSecrets), by workload. For a Secret with a
+// finding it says who is affected even when no pod names the missing key (an
+// envFrom reader of a Secret an ExternalSecret left short).
+func SecretReaders(v model.View, ns, name string) []Consumer {
+	var out []Consumer
+	idx := map[[2]string]int{}
+	for _, p := range v.PodsUsing(ns, name) {
+		if !PodActive(p) {
+			continue
+		}
+		k := [2]string{p.Workload.Kind, p.Workload.Name}
+		if i, ok := idx[k]; ok {
+			out[i].Pods++
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, Consumer{Kind: k[0], Name: k[1], Pods: 1})
+	}
+	sortConsumers(out)
+	return out
+}

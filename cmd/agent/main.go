@@ -119,7 +119,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.logLevel, "log-level", envDefault("log-level", "info"), "log level: debug, info, warn, error")
 	fs.BoolVar(&o.demo, "demo", envBool("demo", false), "run against an embedded simulated cluster (no kubeconfig needed)")
 	fs.BoolVar(&o.noKeyLabel, "no-key-label", envBool("no-key-label", false), "do not export key names: report missing keys as counts per Secret")
-	fs.BoolVar(&o.inventory, "inventory", envBool("inventory", true), "export driftwatch_secret_consumer_info (one series per consumed Secret and workload)")
+	fs.BoolVar(&o.inventory, "inventory", envBool("inventory", false), "export the inventory driftwatch_secret_consumer_info and _consumer_pods: one series per consumed Secret and workload, so its cardinality grows with the cluster, not with findings (off by default)")
 	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", envFloat("sync-overdue-factor", 3), "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
 	fs.DurationVar(&o.discoveryInterval, "discovery-interval", envDuration("discovery-interval", 30*time.Second), "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
 	fs.IntVar(&o.shard, "shard", envInt("shard", 0), "this agent's shard (0-based), with --total-shards")

@@ -125,6 +125,10 @@ var wantDemo = map[string][]string{
 	},
 	"driftwatch_secret_duplicate_credentials": {"duplicate_of=payments-creds,namespace=migration,secret=payments-creds-copy"},
 	"driftwatch_secret_last_applied_data":     {"namespace=migration,secret=smtp,stale=true"},
+	"driftwatch_secret_short_consumer_pods": {
+		"namespace=shop,secret=feature-flags,workload=cart,workload_kind=Deployment",
+		"namespace=shop,secret=payments-api,workload=checkout,workload_kind=Deployment",
+	},
 	"driftwatch_serviceaccount_workload_identity_missing": {
 		"namespace=external-secrets,provider=aws,reason=sa_absent,serviceaccount=external-secrets,store=aws-broken,store_kind=SecretStore,store_namespace=shop",
 		"namespace=migration,provider=aws,reason=annotation_missing,serviceaccount=eso-reader,store=aws-irsa-broken,store_kind=SecretStore,store_namespace=migration",

@@ -97,7 +97,7 @@ func TestFullChain(t *testing.T) {
 	}
 
 	// ---- agent, Prometheus, Alertmanager, webhook ---------------------------------
-	agent := c.StartAgent(t, "--namespaces", ns,
+	agent := c.StartAgent(t, "--namespaces", ns, "--inventory", // the consumers map panel needs it
 		"--argocd-server", argo.URL, "--argocd-insecure", "--argocd-token-file", tokenFile,
 		"--argocd-poll-interval", "2s")
 	agent.WaitReady(t, waitFinding)
@@ -551,6 +551,17 @@ status:
     phase: Succeeded
     startedAt: "`+finished.Add(-30*time.Second).Format(time.RFC3339)+`"
     finishedAt: "`+finished.Format(time.RFC3339)+`"
+`)
+
+	// A Secret whose last-applied annotation is not JSON: the rest of it is kept,
+	// and driftwatch_decode_errors_total counts it (agent-health panel).
+	c.Apply(t, ns, `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: notes
+  annotations: {kubectl.kubernetes.io/last-applied-configuration: "{not json"}
+stringData: {NOTE: e2e-note}
 `)
 }
 
