@@ -230,6 +230,15 @@ func BenchmarkScrape(b *testing.B) {
 			}
 			b.ReportMetric(float64(n), "series")
 		})
+		b.Run(name+"/idle-gzip", func(b *testing.B) {
+			b.ReportAllocs()
+			size := 0
+			for i := 0; i < b.N; i++ {
+				size = scrape(b, h, true)
+			}
+			b.ReportMetric(float64(n), "series")
+			b.ReportMetric(float64(size), "gzip-bytes")
+		})
 		b.Run(name+"/churn", func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()

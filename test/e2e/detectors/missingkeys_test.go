@@ -51,6 +51,7 @@ spec:
 		series("driftwatch_secret_missing_key", `key="STRIPE_KEY",namespace="`+ns+`",secret="app",source="pod"`, 1),
 		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",secret="app",source="pod"`, 1),
 		series("driftwatch_secret_missing_key_consumer_pods", `namespace="`+ns+`",secret="app",workload="api",workload_kind="Pod"`, 1),
+		series("driftwatch_secret_short_consumer_pods", `namespace="`+ns+`",secret="app",workload="api",workload_kind="Pod"`, 1),
 	)
 	c.Apply(t, ns, `
 apiVersion: v1
@@ -87,6 +88,7 @@ spec:
 	expectFindings(t, a, ns,
 		series("driftwatch_secret_absent", `namespace="`+ns+`",secret="checkout-env",source="pod"`, 1),
 		series("driftwatch_secret_missing_key_consumer_pods", `namespace="`+ns+`",secret="checkout-env",workload="checkout",workload_kind="Deployment"`, 3),
+		series("driftwatch_secret_short_consumer_pods", `namespace="`+ns+`",secret="checkout-env",workload="checkout",workload_kind="Deployment"`, 3),
 	)
 	c.Apply(t, ns, `
 apiVersion: v1
