@@ -90,7 +90,7 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 			want := named[ref(e.Namespace, e.Target)]
 			if len(want) > 0 {
 				n := 0
-				for k := range target.Keys {
+				for k := range target.Keys.All() {
 					if !want[k] {
 						n++
 					}
@@ -239,13 +239,13 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 // names, lengths and fingerprints.
 func dataSignature(s *model.Secret) (string, bool) {
 	keys := make([]string, 0, len(s.Keys))
-	for k := range s.Keys {
+	for k := range s.Keys.All() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		ki := s.Keys[k]
+		ki, _ := s.Keys.Get(k)
 		if ki.FP.IsZero() {
 			return "", false
 		}
@@ -285,8 +285,8 @@ func LastAppliedDataSecrets(v model.View, avail model.Availability) []LastApplie
 			continue
 		}
 		r := LastAppliedData{Namespace: s.Namespace, Secret: s.Name}
-		for k, fp := range la.DataFPs {
-			if live, ok := s.Keys[k]; !ok || live.FP != fp {
+		for k, fp := range la.DataFPs.All() {
+			if live, ok := s.Keys.Get(k); !ok || live.FP != fp {
 				r.Stale = true
 				break
 			}

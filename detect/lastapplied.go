@@ -74,7 +74,7 @@ func LastAppliedTruncated(v model.View, avail model.Availability) []Truncation {
 				continue
 			}
 			live := make([]string, 0, len(s.Keys))
-			for k := range s.Keys {
+			for k := range s.Keys.All() {
 				live = append(live, k)
 			}
 			sort.Strings(live)

@@ -52,7 +52,7 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 		if e.Key == "" {
 			continue
 		}
-		if _, has := s.Keys[e.Key]; !has {
+		if _, has := s.Keys.Get(e.Key); !has {
 			res.Missing = append(res.Missing, MissingKey{Namespace: e.Namespace, Secret: e.Secret, Key: e.Key,
 				Source: e.Source, Optional: e.Optional, Consumers: e.Consumers})
 		}

@@ -51,7 +51,7 @@ func ReadyButShortES(v model.View, avail model.Availability) []ReadyButShort {
 		default:
 			n := 0
 			for _, k := range expected {
-				if _, has := s.Keys[k]; !has {
+				if _, has := s.Keys.Get(k); !has {
 					n++
 				}
 			}

@@ -7,6 +7,7 @@ package kube
 import (
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,8 +121,9 @@ func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what,
 		"namespace", m.Namespace, "name", m.Name, "part", what, "err", err)
 }
 
-func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
-	id := metav1.ObjectMeta{
+// identity is the part of an object's metadata a record keeps.
+func identity(m *metav1.ObjectMeta) model.ObjectMeta {
+	id := model.ObjectMeta{
 		Name:              m.Name,
 		Namespace:         m.Namespace,
 		UID:               m.UID,
@@ -131,7 +133,7 @@ func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
 	for k, v := range m.Annotations {
 		if keptAnnotation(k) {
 			if len(v) > maxKeptValue {
-				v = v[:maxKeptValue]
+				v = strings.Clone(v[:maxKeptValue])
 			}
 			if id.Annotations == nil {
 				id.Annotations = map[string]string{}
@@ -148,6 +150,12 @@ func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
 		}
 	}
 	return id
+}
+
+// shortMeta is identity for the kinds that keep no labels or annotations.
+func shortMeta(m *metav1.ObjectMeta) model.ObjectMeta {
+	return model.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+		ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp}
 }
 
 func owners(refs []metav1.OwnerReference) []model.OwnerRef {
@@ -172,19 +180,26 @@ func (t *Transformer) Secret(obj any) (any, error) {
 	rec := &model.Secret{
 		ObjectMeta: identity(&s.ObjectMeta),
 		Type:       string(s.Type),
-		Keys:       make(map[string]model.KeyInfo, len(s.Data)),
+		Keys:       make(model.KeySet, 0, len(s.Data)+len(s.StringData)),
 		Owners:     owners(s.OwnerReferences),
 		Managers:   parse.ManagedFields(s.ManagedFields, "f:data", "f:stringData"),
 	}
 	for k, v := range s.Data {
-		rec.Keys[k] = t.FP.Key(v)
+		rec.Keys = append(rec.Keys, model.KeyEntry{Name: k, KeyInfo: t.FP.Key(v)})
 		clear(v) // the transform owns the object: wipe the value as soon as it is summarised
 	}
+	slices.SortFunc(rec.Keys, func(a, b model.KeyEntry) int { return strings.Compare(a.Name, b.Name) })
 	for k, v := range s.StringData { // never set on objects read from the apiserver, but be safe
-		rec.Keys[k] = t.FP.Key([]byte(v))
+		rec.Keys.Set(k, t.FP.Key([]byte(v)))
+	}
+	if len(rec.Keys) == 0 {
+		rec.Keys = nil
 	}
 	if la, ok := s.Annotations[AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
+		if rec.LastApplied.Name == rec.Name {
+			rec.LastApplied.Name = rec.Name // one string, not two
+		}
 		t.decodeProblem("secrets", &s.ObjectMeta, "last-applied", rec.LastApplied.Err)
 	}
 	if ek, ok := s.Annotations[AnnExpectedKeys]; ok {
@@ -345,6 +360,9 @@ func (t *Transformer) Pod(obj any) (any, error) {
 			}
 		}
 	}
+	// The appends above leave up to half of each slice's capacity unused.
+	rec.Uses = clip(rec.Uses)
+	rec.Containers = clip(rec.Containers)
 	return rec, nil
 }
 
@@ -447,6 +465,9 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	t.decodeProblem("externalsecrets", &meta, "spec", decodeErr)
 	if la, ok := u.GetAnnotations()[AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
+		if rec.LastApplied.Name == rec.Name {
+			rec.LastApplied.Name = rec.Name
+		}
 		t.decodeProblem("externalsecrets", &meta, "last-applied", rec.LastApplied.Err)
 	}
 	if ek, ok := u.GetAnnotations()[AnnExpectedKeys]; ok {
@@ -470,6 +491,9 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	rec.DeletionPolicy = sp.Target.DeletionPolicy
 	if rec.DeletionPolicy == "" {
 		rec.DeletionPolicy = "Retain"
+	}
+	if len(sp.Data) > 0 {
+		rec.DataKeys = make([]string, 0, len(sp.Data))
 	}
 	for _, d := range sp.Data {
 		rec.DataKeys = append(rec.DataKeys, d.SecretKey)
@@ -530,7 +554,7 @@ func (t *Transformer) SecretStore(kind string) func(any) (any, error) {
 		decodeErr := fromUnstructured(u, &st)
 		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
-		rec := &model.SecretStore{ObjectMeta: meta, APIVersion: u.GetAPIVersion(), StoreKind: kind, DecodeErr: decodeErr}
+		rec := &model.SecretStore{ObjectMeta: shortMeta(&meta), APIVersion: u.GetAPIVersion(), StoreKind: kind, DecodeErr: decodeErr}
 		// The local struct holds no provider field that carries data (the fake
 		// provider's values are not decoded), so the error names types only.
 		t.decodeProblem(strings.ToLower(kind)+"s", &meta, "spec", decodeErr)
@@ -620,7 +644,7 @@ func (t *Transformer) Application(obj any) (any, error) {
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
 	t.decodeProblem("applications", &meta, "spec", decodeErr)
-	rec := &model.ArgoApp{ObjectMeta: meta, DecodeErr: decodeErr,
+	rec := &model.ArgoApp{ObjectMeta: shortMeta(&meta), DecodeErr: decodeErr,
 		SyncStatus: app.Status.Sync.Status, DestinationNamespace: app.Spec.Destination.Namespace}
 	for _, d := range app.Spec.IgnoreDifferences {
 		rec.IgnoreDifferences = append(rec.IgnoreDifferences, model.IgnoreDifference{Group: d.Group, Kind: d.Kind,
@@ -676,4 +700,15 @@ func creationPolicyApplied(entries []metav1.ManagedFieldsEntry) string {
 		verdict = "unset"
 	}
 	return verdict
+}
+
+// clip returns xs without unused capacity, copying it only when that saves memory.
+func clip[T any](xs []T) []T {
+	if cap(xs) == len(xs) {
+		return xs
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	return slices.Clone(xs)
 }
