@@ -121,11 +121,12 @@ func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what,
 		"namespace", m.Namespace, "name", m.Name, "part", what, "err", err)
 }
 
-// identity is the part of an object's metadata a record keeps.
+// identity is the part of an object's metadata a record keeps. The namespace and
+// the kept labels and annotation names are interned: they repeat across objects.
 func identity(m *metav1.ObjectMeta) model.ObjectMeta {
 	id := model.ObjectMeta{
 		Name:              m.Name,
-		Namespace:         m.Namespace,
+		Namespace:         model.Intern(m.Namespace),
 		UID:               m.UID,
 		ResourceVersion:   m.ResourceVersion,
 		CreationTimestamp: m.CreationTimestamp,
@@ -138,7 +139,7 @@ func identity(m *metav1.ObjectMeta) model.ObjectMeta {
 			if id.Annotations == nil {
 				id.Annotations = map[string]string{}
 			}
-			id.Annotations[k] = v
+			id.Annotations[model.Intern(k)] = v
 		}
 	}
 	for k, v := range m.Labels {
@@ -146,7 +147,7 @@ func identity(m *metav1.ObjectMeta) model.ObjectMeta {
 			if id.Labels == nil {
 				id.Labels = map[string]string{}
 			}
-			id.Labels[k] = v
+			id.Labels[model.Intern(k)] = model.Intern(v)
 		}
 	}
 	return id
@@ -154,7 +155,7 @@ func identity(m *metav1.ObjectMeta) model.ObjectMeta {
 
 // shortMeta is identity for the kinds that keep no labels or annotations.
 func shortMeta(m *metav1.ObjectMeta) model.ObjectMeta {
-	return model.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+	return model.ObjectMeta{Name: m.Name, Namespace: model.Intern(m.Namespace), UID: m.UID,
 		ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp}
 }
 
@@ -164,7 +165,7 @@ func owners(refs []metav1.OwnerReference) []model.OwnerRef {
 	}
 	out := make([]model.OwnerRef, 0, len(refs))
 	for _, r := range refs {
-		out = append(out, model.OwnerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name,
+		out = append(out, model.OwnerRef{APIVersion: model.Intern(r.APIVersion), Kind: model.Intern(r.Kind), Name: r.Name,
 			UID: string(r.UID), Controller: r.Controller != nil && *r.Controller})
 	}
 	return out
@@ -179,18 +180,18 @@ func (t *Transformer) Secret(obj any) (any, error) {
 	}
 	rec := &model.Secret{
 		ObjectMeta: identity(&s.ObjectMeta),
-		Type:       string(s.Type),
+		Type:       model.Intern(string(s.Type)),
 		Keys:       make(model.KeySet, 0, len(s.Data)+len(s.StringData)),
 		Owners:     owners(s.OwnerReferences),
 		Managers:   parse.ManagedFields(s.ManagedFields, "f:data", "f:stringData"),
 	}
 	for k, v := range s.Data {
-		rec.Keys = append(rec.Keys, model.KeyEntry{Name: k, KeyInfo: t.FP.Key(v)})
+		rec.Keys = append(rec.Keys, model.KeyEntry{Name: model.Intern(k), KeyInfo: t.FP.Key(v)})
 		clear(v) // the transform owns the object: wipe the value as soon as it is summarised
 	}
 	slices.SortFunc(rec.Keys, func(a, b model.KeyEntry) int { return strings.Compare(a.Name, b.Name) })
 	for k, v := range s.StringData { // never set on objects read from the apiserver, but be safe
-		rec.Keys.Set(k, t.FP.Key([]byte(v)))
+		rec.Keys.Set(model.Intern(k), t.FP.Key([]byte(v)))
 	}
 	if len(rec.Keys) == 0 {
 		rec.Keys = nil
@@ -224,7 +225,7 @@ func (t *Transformer) HelmRelease(obj any) (any, error) {
 	rec := &model.HelmRelease{
 		ObjectMeta: identity(&s.ObjectMeta),
 		Release:    s.Labels["name"],
-		Status:     s.Labels["status"],
+		Status:     model.Intern(s.Labels["status"]),
 	}
 	rec.Revision, _ = strconv.Atoi(s.Labels["version"])
 	if s.Type != HelmReleaseType {
@@ -261,10 +262,11 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	}
 	rec := &model.Pod{
 		ObjectMeta:     identity(&p.ObjectMeta),
-		Phase:          string(p.Status.Phase),
-		ServiceAccount: p.Spec.ServiceAccountName,
+		Phase:          model.Intern(string(p.Status.Phase)),
+		ServiceAccount: model.Intern(p.Spec.ServiceAccountName),
 		Workload:       workloadOf(p),
 	}
+	rec.Workload.Kind = model.Intern(rec.Workload.Kind)
 	if rec.ServiceAccount == "" {
 		rec.ServiceAccount = "default"
 	}
@@ -274,7 +276,7 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	for k := range p.Annotations {
 		if strings.HasPrefix(k, "reloader.stakater.com/") || strings.HasPrefix(k, "secret.reloader.stakater.com/") ||
 			strings.HasPrefix(k, "wave.pusher.com/") {
-			rec.ReloadAnnotations = append(rec.ReloadAnnotations, k)
+			rec.ReloadAnnotations = append(rec.ReloadAnnotations, model.Intern(k))
 		}
 	}
 	secretVols := map[string][]volSecret{}
@@ -295,10 +297,11 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	}
 	mounted := map[string]bool{}
 	addContainer := func(kind model.ContainerKind, name string, env []corev1.EnvVar, envFrom []corev1.EnvFromSource, mounts []corev1.VolumeMount) {
+		name = model.Intern(name)
 		for _, e := range env {
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 				r := e.ValueFrom.SecretKeyRef
-				rec.Uses = append(rec.Uses, model.SecretUse{Secret: r.Name, Key: r.Key,
+				rec.Uses = append(rec.Uses, model.SecretUse{Secret: r.Name, Key: model.Intern(r.Key),
 					Optional: r.Optional != nil && *r.Optional, Via: model.ViaEnv, Container: name})
 			}
 		}
@@ -327,15 +330,15 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	}
 	for _, c := range p.Spec.InitContainers {
 		addContainer(model.ContainerInit, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
-		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerInit})
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerInit})
 	}
 	for _, c := range p.Spec.Containers {
 		addContainer(model.ContainerRegular, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
-		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerRegular})
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerRegular})
 	}
 	for _, c := range p.Spec.EphemeralContainers {
 		addContainer(model.ContainerEphemeral, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
-		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerEphemeral})
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerEphemeral})
 	}
 	// A secret volume no container mounts still has to exist for the pod to start.
 	for _, v := range p.Spec.Volumes {
@@ -390,7 +393,7 @@ func itemKeys(items []corev1.KeyToPath) []string {
 	}
 	out := make([]string, 0, len(items))
 	for _, it := range items {
-		out = append(out, it.Key)
+		out = append(out, model.Intern(it.Key))
 	}
 	return out
 }
@@ -439,7 +442,7 @@ func truncate(s string, n int) string {
 func condition(conds []eso.StatusCondition, typ string) model.Condition {
 	for _, c := range conds {
 		if c.Type == typ {
-			return model.Condition{Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime.Time}
+			return model.Condition{Status: model.Intern(c.Status), Reason: model.Intern(c.Reason), LastTransitionTime: c.LastTransitionTime.Time}
 		}
 	}
 	return model.Condition{}
@@ -458,7 +461,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		Annotations: u.GetAnnotations(), Labels: u.GetLabels()}
 	rec := &model.ExternalSecret{
 		ObjectMeta: identity(&meta),
-		APIVersion: u.GetAPIVersion(),
+		APIVersion: model.Intern(u.GetAPIVersion()),
 		DecodeErr:  decodeErr,
 		Managers:   parse.ManagedFields(u.GetManagedFields(), "f:spec"),
 	}
@@ -484,11 +487,11 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	if rec.Target == "" {
 		rec.Target = rec.Name
 	}
-	rec.CreationPolicy = sp.Target.CreationPolicy
+	rec.CreationPolicy = model.Intern(sp.Target.CreationPolicy)
 	if rec.CreationPolicy == "" {
 		rec.CreationPolicy = "Owner"
 	}
-	rec.DeletionPolicy = sp.Target.DeletionPolicy
+	rec.DeletionPolicy = model.Intern(sp.Target.DeletionPolicy)
 	if rec.DeletionPolicy == "" {
 		rec.DeletionPolicy = "Retain"
 	}
@@ -496,14 +499,14 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		rec.DataKeys = make([]string, 0, len(sp.Data))
 	}
 	for _, d := range sp.Data {
-		rec.DataKeys = append(rec.DataKeys, d.SecretKey)
+		rec.DataKeys = append(rec.DataKeys, model.Intern(d.SecretKey))
 	}
 	if tpl := sp.Target.Template; tpl != nil {
 		rec.HasTemplate = true
-		rec.TemplateMergePolicy = tpl.MergePolicy
+		rec.TemplateMergePolicy = model.Intern(tpl.MergePolicy)
 		rec.TemplateRendersData = len(tpl.Data) > 0 || len(tpl.TemplateFrom) > 0
 		for k := range tpl.Data {
-			rec.TemplateKeys = append(rec.TemplateKeys, k)
+			rec.TemplateKeys = append(rec.TemplateKeys, model.Intern(k))
 		}
 		for _, tf := range tpl.TemplateFrom {
 			if tf.Target != "" && !strings.EqualFold(tf.Target, "Data") {
@@ -515,7 +518,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 				}
 				for _, it := range ref.Items {
 					if it.TemplateAs == "" || it.TemplateAs == "Values" {
-						rec.TemplateKeys = append(rec.TemplateKeys, it.Key)
+						rec.TemplateKeys = append(rec.TemplateKeys, model.Intern(it.Key))
 					}
 				}
 			}
@@ -528,12 +531,12 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 			rec.DataFromFind++
 		}
 	}
-	rec.StoreKind = sp.SecretStoreRef.Kind
+	rec.StoreKind = model.Intern(sp.SecretStoreRef.Kind)
 	if rec.StoreKind == "" {
 		rec.StoreKind = "SecretStore"
 	}
-	rec.StoreName = sp.SecretStoreRef.Name
-	rec.RefreshPolicy = sp.RefreshPolicy
+	rec.StoreName = model.Intern(sp.SecretStoreRef.Name)
+	rec.RefreshPolicy = model.Intern(sp.RefreshPolicy)
 	if sp.RefreshInterval != nil {
 		rec.RefreshInterval, rec.RefreshIntervalSet = sp.RefreshInterval.Duration, true
 	}
@@ -554,7 +557,7 @@ func (t *Transformer) SecretStore(kind string) func(any) (any, error) {
 		decodeErr := fromUnstructured(u, &st)
 		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
-		rec := &model.SecretStore{ObjectMeta: shortMeta(&meta), APIVersion: u.GetAPIVersion(), StoreKind: kind, DecodeErr: decodeErr}
+		rec := &model.SecretStore{ObjectMeta: shortMeta(&meta), APIVersion: model.Intern(u.GetAPIVersion()), StoreKind: kind, DecodeErr: decodeErr}
 		// The local struct holds no provider field that carries data (the fake
 		// provider's values are not decoded), so the error names types only.
 		t.decodeProblem(strings.ToLower(kind)+"s", &meta, "spec", decodeErr)

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"unique"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -56,3 +58,15 @@ func (m *ObjectMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
 	return nil
 }
 func (m *ObjectMeta) SetManagedFields([]metav1.ManagedFieldsEntry) {}
+
+// Intern returns the canonical copy of s: strings that repeat across objects
+// (namespaces, key names, manager names, kinds) are then stored once instead of
+// once per object. The canonical copies are weak: one no record uses any more is
+// collected. Do not intern strings unique to one object (UIDs, names): it costs a
+// map entry and saves nothing.
+func Intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
+}

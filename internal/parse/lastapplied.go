@@ -103,6 +103,7 @@ func summariseLastApplied(buf []byte, fp *model.Fingerprinter, st *laScratch, la
 	if la.Kind, ok = optString(top[laKind]); !ok {
 		return bad("kind", "not a string")
 	}
+	la.APIVersion, la.Kind = model.Intern(la.APIVersion), model.Intern(la.Kind)
 	if m := top[laMetadata]; present(m) {
 		if jsonType(m) != '{' {
 			return bad("metadata", "not an object")
@@ -132,6 +133,7 @@ func summariseLastApplied(buf []byte, fp *model.Fingerprinter, st *laScratch, la
 			}
 			eachMember(obj, func(k, v []byte) bool {
 				key, _ := unquoteString(k)
+				key = model.Intern(key) // key names repeat across Secrets
 				keys = append(keys, key)
 				if fp == nil || jsonType(v) != '"' {
 					return true
@@ -219,7 +221,7 @@ func specDataKeys(arr []byte) ([]string, bool) {
 			ok = false
 			return false
 		}
-		keys = append(keys, s)
+		keys = append(keys, model.Intern(s))
 		return true
 	})
 	return keys, ok
