@@ -197,7 +197,7 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 	groups := map[string][]string{} // namespace + "\x00" + data signature → names
 	var order []string
 	for _, s := range v.Secrets() {
-		if len(s.Keys) == 0 || skipDuplicateType(s.Type) {
+		if s.Keys.Len() == 0 || skipDuplicateType(s.Type) {
 			continue
 		}
 		sig, ok := dataSignature(s)
@@ -238,7 +238,7 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 // dataSignature is a deterministic, in-process-only encoding of a Secret's key
 // names, lengths and fingerprints.
 func dataSignature(s *model.Secret) (string, bool) {
-	keys := make([]string, 0, len(s.Keys))
+	keys := make([]string, 0, s.Keys.Len())
 	for k := range s.Keys.All() {
 		keys = append(keys, k)
 	}

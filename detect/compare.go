@@ -58,7 +58,7 @@ type KeyVerdict struct {
 // CompareKeys compares two Secrets' keys by length and fingerprint. Its result
 // has one entry per key of either side, sorted by key, including matches.
 func CompareKeys(live, store model.KeySet) []KeyVerdict {
-	keys := make([]string, 0, len(live)+len(store))
+	keys := make([]string, 0, live.Len()+store.Len())
 	for k := range live.All() {
 		keys = append(keys, k)
 	}

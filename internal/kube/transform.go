@@ -181,21 +181,19 @@ func (t *Transformer) Secret(obj any) (any, error) {
 	rec := &model.Secret{
 		ObjectMeta: identity(&s.ObjectMeta),
 		Type:       model.Intern(string(s.Type)),
-		Keys:       make(model.KeySet, 0, len(s.Data)+len(s.StringData)),
 		Owners:     owners(s.OwnerReferences),
 		Managers:   parse.ManagedFields(s.ManagedFields, "f:data", "f:stringData"),
 	}
+	keys := make([]model.KeyEntry, 0, len(s.Data)+len(s.StringData))
 	for k, v := range s.Data {
-		rec.Keys = append(rec.Keys, model.KeyEntry{Name: model.Intern(k), KeyInfo: t.FP.Key(v)})
+		keys = append(keys, model.KeyEntry{Name: k, KeyInfo: t.FP.Key(v)})
 		clear(v) // the transform owns the object: wipe the value as soon as it is summarised
 	}
-	slices.SortFunc(rec.Keys, func(a, b model.KeyEntry) int { return strings.Compare(a.Name, b.Name) })
 	for k, v := range s.StringData { // never set on objects read from the apiserver, but be safe
-		rec.Keys.Set(model.Intern(k), t.FP.Key([]byte(v)))
+		// After the data keys: of two entries with the same name, the later wins.
+		keys = append(keys, model.KeyEntry{Name: k, KeyInfo: t.FP.Key([]byte(v))})
 	}
-	if len(rec.Keys) == 0 {
-		rec.Keys = nil
-	}
+	rec.Keys = model.NewKeySetOf(keys)
 	if la, ok := s.Annotations[AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
 		if rec.LastApplied.Name == rec.Name {

@@ -87,7 +87,7 @@ func TestSecretTransformIsValueFree(t *testing.T) {
 	if in.Data != nil {
 		t.Fatal("transform must drop the object's data")
 	}
-	if got := len(rec.Keys); got != 3 {
+	if got := rec.Keys.Len(); got != 3 {
 		t.Fatalf("keys: got %d want 3", got)
 	}
 	if keyOf(rec.Keys, "password").Len != len(secretValues[0]) || keyOf(rec.Keys, "cert").Len != len(secretValues[2]) {

@@ -28,7 +28,7 @@ func churn(h *History, n, updates int, step time.Duration, seed uint64) []*Secre
 	for i := range cur {
 		refs[i] = Ref{Namespace: fmt.Sprintf("ns-%d", i%100), Name: fmt.Sprintf("secret-%d", i)}
 		s := &Secret{ObjectMeta: ObjectMeta{Namespace: refs[i].Namespace, Name: refs[i].Name,
-			UID: types.UID(fmt.Sprintf("uid-%d", i))}, Keys: make(KeySet, 0, nKeys)}
+			UID: types.UID(fmt.Sprintf("uid-%d", i))}, Keys: KeySet{}}
 		for _, k := range keys {
 			s.Keys.Set(k, KeyInfo{Len: 16, FP: fp("v0")})
 		}
@@ -38,7 +38,7 @@ func churn(h *History, n, updates int, step time.Duration, seed uint64) []*Secre
 	for u := 0; u < updates; u++ {
 		i := rng.IntN(n)
 		old := cur[i]
-		next := &Secret{ObjectMeta: old.ObjectMeta, Keys: make(KeySet, 0, nKeys)}
+		next := &Secret{ObjectMeta: old.ObjectMeta, Keys: KeySet{}}
 		for k, v := range old.Keys.All() {
 			next.Keys.Set(k, v)
 		}

@@ -69,11 +69,39 @@ func TestKeySet(t *testing.T) {
 		t.Fatalf("Set: %v", ks)
 	}
 	var empty KeySet
-	if empty.Len() != 0 || empty.Has("a") || NewKeySet(nil) != nil {
+	if empty.Len() != 0 || empty.Has("a") || NewKeySet(nil).Len() != 0 {
 		t.Fatal("empty KeySet")
 	}
 	for range empty.All() {
 		t.Fatal("All of an empty set yields")
+	}
+
+	// TrimFP is kept apart only when it differs; every combination reads back.
+	fa, fb := Fingerprint{1}, Fingerprint{2}
+	m2 := map[string]KeyInfo{"k1": {Len: 1, FP: fa, TrimFP: fa}, "k2": {Len: 2, FP: fa, TrimFP: fb},
+		"k3": {Len: 3, FP: fa}, "k4": {Len: 4}, "k5": {Len: 5, TrimFP: fb}}
+	ks2 := NewKeySet(m2)
+	if got := maps.Collect(ks2.All()); !maps.Equal(got, m2) || ks2.Len() != 5 {
+		t.Fatalf("with trims: %v", got)
+	}
+	for k, v := range m2 {
+		if got, ok := ks2.Get(k); !ok || got != v {
+			t.Fatalf("Get(%s) = %v, want %v", k, got, v)
+		}
+	}
+	ks2.Set("k0", KeyInfo{Len: 7, TrimFP: fa})
+	ks2.Set("k2", KeyInfo{Len: 8, FP: fb, TrimFP: fb})
+	m2["k0"], m2["k2"] = KeyInfo{Len: 7, TrimFP: fa}, KeyInfo{Len: 8, FP: fb, TrimFP: fb}
+	if got := maps.Collect(ks2.All()); !maps.Equal(got, m2) || ks2.Len() != 6 || ks2.Names()[0] != "k0" {
+		t.Fatalf("Set with trims: %v", got)
+	}
+	// Of two entries with the same name the later wins (stringData over data).
+	dup := NewKeySetOf([]KeyEntry{{Name: "b", KeyInfo: KeyInfo{Len: 1}}, {Name: "a"}, {Name: "b", KeyInfo: KeyInfo{Len: 2}}})
+	if dup.Len() != 2 || must(dup.Get("b")).Len != 2 {
+		t.Fatalf("duplicates: %v", maps.Collect(dup.All()))
+	}
+	if s := ks.String(); s != "[0 a b c]" {
+		t.Fatalf("String() = %q", s)
 	}
 
 	var l FPList
