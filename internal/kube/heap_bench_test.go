@@ -50,6 +50,9 @@ import (
 //
 // DRIFTWATCH_HEAP_PROFILE=file also writes the agent row's heap profile there.
 func BenchmarkModelHeap(b *testing.B) {
+	if os.Getenv("DRIFTWATCH_HEAP_PROFILE") != "" {
+		runtime.MemProfileRate = 4096 // finer than the default 512 KiB
+	}
 	scale := 0.1
 	if s := os.Getenv("DRIFTWATCH_HEAP_SCALE"); s != "" {
 		f, err := strconv.ParseFloat(s, 64)
