@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -31,15 +30,15 @@ func allAvailable() fakeHealth {
 	return h
 }
 
-func om(ns, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + name)}
+func om(ns, name string) model.ObjectMeta {
+	return model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + name)}
 }
 
 func testStore() *model.Store {
 	s := model.NewStore(nil)
 	now := time.Unix(10000, 0)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "db"), Keys: map[string]model.KeyInfo{"user": {Len: 4}}}, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "ok"), Keys: map[string]model.KeyInfo{"a": {Len: 1}}}, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "db"), Keys: model.NewKeySet(map[string]model.KeyInfo{"user": {Len: 4}})}, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "ok"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
 	for _, n := range []string{"api-1", "api-2"} {
 		s.UpsertPod(&model.Pod{ObjectMeta: om("app", n), Phase: "Running", Workload: model.Workload{Kind: "Deployment", Name: "api"},
 			Uses: []model.SecretUse{{Secret: "db", Key: "password", Optional: true, Via: model.ViaEnv, Container: "c"},

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -27,12 +26,12 @@ func (h flHealth) States() []model.ResourceState {
 var flNow = time.Unix(1_800_000_000, 0).UTC()
 
 func flSecret(ns, name string, keys map[string]string, mf ...model.ManagedField) *model.Secret {
-	s := &model.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + "-" + name)},
-		Keys: map[string]model.KeyInfo{}, Managers: mf}
+	s := &model.Secret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + "-" + name)},
+		Keys: model.KeySet{}, Managers: mf}
 	for k, v := range keys {
 		var fp model.Fingerprint
 		copy(fp[:], v)
-		s.Keys[k] = model.KeyInfo{Len: len(v), FP: fp, TrimFP: fp}
+		s.Keys.Set(k, model.KeyInfo{Len: len(v), FP: fp, TrimFP: fp})
 	}
 	return s
 }
@@ -42,7 +41,7 @@ func flWrite(manager string, at time.Time) model.ManagedField {
 }
 
 func flPod(name string, started time.Time, uses ...model.SecretUse) *model.Pod {
-	return &model.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("u-" + name)},
+	return &model.Pod{ObjectMeta: model.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("u-" + name)},
 		Phase: "Running", StartTime: started, Workload: model.Workload{Kind: "Deployment", Name: "api"},
 		Containers: []model.Container{{Name: "app", Kind: model.ContainerRegular, Running: true, StartedAt: started}},
 		Uses:       uses}

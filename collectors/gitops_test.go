@@ -15,7 +15,7 @@ func gitopsStore(now time.Time) *model.Store {
 	s := model.NewStore(nil)
 	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("gitops", "keys"), Target: "keys", DataKeys: []string{"A"},
 		LastApplied: &model.LastApplied{Kind: "ExternalSecret", Name: "keys", SpecDataKeys: []string{"A", "B"}, HasSpecData: true}})
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("gitops", "plain"), Keys: map[string]model.KeyInfo{"a": {Len: 1}, "b": {Len: 1}},
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("gitops", "plain"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}, "b": {Len: 1}}),
 		LastApplied: &model.LastApplied{Kind: "Secret", DataKeys: []string{"a"}}}, now)
 	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "trap"), RespectIgnoreDifferences: true, SyncStatus: "Synced",
 		IgnoreDifferences: []model.IgnoreDifference{{Group: "external-secrets.io", Kind: "ExternalSecret",

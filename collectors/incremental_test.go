@@ -31,7 +31,7 @@ func incSecret(r *rand.Rand, ns, name string) *model.Secret {
 			keys[fmt.Sprintf("k%d", k)] = model.KeyInfo{Len: 8, FP: fp, TrimFP: fp}
 		}
 	}
-	s := &model.Secret{ObjectMeta: om(ns, name), Type: "Opaque", Keys: keys}
+	s := &model.Secret{ObjectMeta: om(ns, name), Type: "Opaque", Keys: model.NewKeySet(keys)}
 	s.Annotations = map[string]string{}
 	switch r.IntN(6) {
 	case 0:
@@ -41,7 +41,7 @@ func incSecret(r *rand.Rand, ns, name string) *model.Secret {
 	case 2:
 		var fp model.Fingerprint
 		s.LastApplied = &model.LastApplied{APIVersion: "v1", Kind: "Secret", Name: name,
-			DataKeys: []string{"k0", "k1"}, DataFPs: map[string]model.Fingerprint{"k0": fp, "k1": fp}}
+			DataKeys: []string{"k0", "k1"}, DataFPs: model.NewFPList(map[string]model.Fingerprint{"k0": fp, "k1": fp})}
 	}
 	if r.IntN(4) == 0 {
 		s.Managers = []model.ManagedField{{Manager: "kubectl", Operation: "Update", OwnsData: true, Time: time.Unix(5000, 0)}}

@@ -13,12 +13,12 @@ import (
 
 func migrationStore() *model.Store {
 	fp := model.NewFingerprinterWithKey([]byte("k"))
-	keys := func(kv ...string) map[string]model.KeyInfo {
+	keys := func(kv ...string) model.KeySet {
 		m := map[string]model.KeyInfo{}
 		for i := 0; i+1 < len(kv); i += 2 {
 			m[kv[i]] = fp.Key([]byte(kv[i+1]))
 		}
-		return m
+		return model.NewKeySet(m)
 	}
 	now := time.Unix(10000, 0)
 	s := model.NewStore(nil)
@@ -33,7 +33,7 @@ func migrationStore() *model.Store {
 	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "creds"), Keys: keys("k", "secret-1")}, now)
 	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "creds-copy"), Keys: keys("k", "secret-1")}, now)
 	la := &model.Secret{ObjectMeta: om("mig", "smtp"), Keys: keys("pw", "new")}
-	la.LastApplied = &model.LastApplied{Kind: "Secret", DataKeys: []string{"pw"}, DataFPs: map[string]model.Fingerprint{"pw": fp.Sum([]byte("old"))}}
+	la.LastApplied = &model.LastApplied{Kind: "Secret", DataKeys: []string{"pw"}, DataFPs: model.NewFPList(map[string]model.Fingerprint{"pw": fp.Sum([]byte("old"))})}
 	s.UpsertSecret(la, now)
 	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "legacy"), Keys: keys("t", "x")}, now)
 	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("mig", "legacy"), Target: "legacy", CreationPolicy: "Merge",

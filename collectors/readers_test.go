@@ -17,8 +17,8 @@ import (
 func TestShortConsumerPodsNameEnvFromReaders(t *testing.T) {
 	now := time.Unix(10000, 0)
 	s := model.NewStore(nil)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "tokens"), Keys: map[string]model.KeyInfo{"a": {Len: 1}}}, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "fine"), Keys: map[string]model.KeyInfo{"a": {Len: 1}}}, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "tokens"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "fine"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
 	for _, n := range []string{"api-1", "api-2", "api-3"} {
 		s.UpsertPod(&model.Pod{ObjectMeta: om("app", n), Phase: "Running", Workload: model.Workload{Kind: "Deployment", Name: "api"},
 			Uses: []model.SecretUse{{Secret: "tokens", Via: model.ViaEnvFrom, Container: "c"}, {Secret: "fine", Via: model.ViaEnvFrom, Container: "c"}}})

@@ -92,7 +92,7 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 			want := named[ref(e.Namespace, e.Target)]
 			if len(want) > 0 {
 				n := 0
-				for k := range target.Keys {
+				for k := range target.Keys.All() {
 					if !want[k] {
 						n++
 					}
@@ -207,14 +207,14 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 	buckets := map[bucket][][]*model.Secret{}
 	var order []bucket
 	for _, s := range v.Secrets() {
-		if len(s.Keys) == 0 || skipDuplicateType(s.Type) {
+		if s.Keys.Len() == 0 || skipDuplicateType(s.Type) {
 			continue
 		}
 		h, ok := dataHash(s)
 		if !ok {
 			continue
 		}
-		k := bucket{s.Namespace, h, len(s.Keys)}
+		k := bucket{s.Namespace, h, s.Keys.Len()}
 		classes, seen := buckets[k]
 		if !seen {
 			order = append(order, k)
@@ -263,7 +263,7 @@ var dataHashSeed = maphash.MakeSeed()
 // lengths and fingerprints; false when a key's fingerprint is unknown.
 func dataHash(s *model.Secret) (uint64, bool) {
 	var h uint64
-	for k, ki := range s.Keys {
+	for k, ki := range s.Keys.All() {
 		if ki.FP.IsZero() {
 			return 0, false
 		}
@@ -278,11 +278,11 @@ func dataHash(s *model.Secret) (uint64, bool) {
 // sameData reports whether two Secrets hold the same key names with the same
 // lengths and fingerprints.
 func sameData(a, b *model.Secret) bool {
-	if len(a.Keys) != len(b.Keys) {
+	if a.Keys.Len() != b.Keys.Len() {
 		return false
 	}
-	for k, x := range a.Keys {
-		y, ok := b.Keys[k]
+	for k, x := range a.Keys.All() {
+		y, ok := b.Keys.Get(k)
 		if !ok || x.Len != y.Len || x.FP != y.FP {
 			return false
 		}
@@ -315,8 +315,8 @@ func LastAppliedDataSecrets(v model.View, avail model.Availability) []LastApplie
 			continue
 		}
 		r := LastAppliedData{Namespace: s.Namespace, Secret: s.Name}
-		for k, fp := range la.DataFPs {
-			if live, ok := s.Keys[k]; !ok || live.FP != fp {
+		for k, fp := range la.DataFPs.All() {
+			if live, ok := s.Keys.Get(k); !ok || live.FP != fp {
 				r.Stale = true
 				break
 			}

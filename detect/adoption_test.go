@@ -173,8 +173,8 @@ func TestDuplicateCredentials(t *testing.T) {
 		withType(migSecret("a", "tok2", "token", "t"), "kubernetes.io/service-account-token"),
 		renamed(migSecret("", "", "k", "v"), "c", "seed"), // a declared compare pair: not reported
 		renamed(migSecret("", "", "k", "v"), "c", "seed-check"),
-		{ObjectMeta: migMeta("a", "nofp1"), Keys: map[string]model.KeyInfo{"k": {Len: 1}}}, // unknown fingerprints
-		{ObjectMeta: migMeta("a", "nofp2"), Keys: map[string]model.KeyInfo{"k": {Len: 1}}},
+		{ObjectMeta: migMeta("a", "nofp1"), Keys: model.NewKeySet(map[string]model.KeyInfo{"k": {Len: 1}})}, // unknown fingerprints
+		{ObjectMeta: migMeta("a", "nofp2"), Keys: model.NewKeySet(map[string]model.KeyInfo{"k": {Len: 1}})},
 	}
 	migAnnotate(&secrets[10].ObjectMeta, AnnCompareWith, "seed-check")
 	w := migWorld{secrets: secrets}
@@ -195,10 +195,10 @@ func TestDuplicateCredentials(t *testing.T) {
 
 func TestLastAppliedDataSecrets(t *testing.T) {
 	la := func(s *model.Secret, kind string, kv ...string) *model.Secret {
-		s.LastApplied = &model.LastApplied{Kind: kind, DataFPs: map[string]model.Fingerprint{}}
+		s.LastApplied = &model.LastApplied{Kind: kind, DataFPs: model.FPList{}}
 		for i := 0; i+1 < len(kv); i += 2 {
 			s.LastApplied.DataKeys = append(s.LastApplied.DataKeys, kv[i])
-			s.LastApplied.DataFPs[kv[i]] = migFP.Sum([]byte(kv[i+1]))
+			s.LastApplied.DataFPs.Set(kv[i], migFP.Sum([]byte(kv[i+1])))
 		}
 		return s
 	}

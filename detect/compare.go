@@ -57,21 +57,21 @@ type KeyVerdict struct {
 
 // CompareKeys compares two Secrets' keys by length and fingerprint. Its result
 // has one entry per key of either side, sorted by key, including matches.
-func CompareKeys(live, store map[string]model.KeyInfo) []KeyVerdict {
-	keys := make([]string, 0, len(live)+len(store))
-	for k := range live {
+func CompareKeys(live, store model.KeySet) []KeyVerdict {
+	keys := make([]string, 0, live.Len()+store.Len())
+	for k := range live.All() {
 		keys = append(keys, k)
 	}
-	for k := range store {
-		if _, ok := live[k]; !ok {
+	for k := range store.All() {
+		if _, ok := live.Get(k); !ok {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
 	out := make([]KeyVerdict, 0, len(keys))
 	for _, k := range keys {
-		l, inLive := live[k]
-		s, inStore := store[k]
+		l, inLive := live.Get(k)
+		s, inStore := store.Get(k)
 		kv := KeyVerdict{Key: k, LiveLen: l.Len, StoreLen: s.Len}
 		switch {
 		case !inStore:

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -17,21 +16,21 @@ var migFP = model.NewFingerprinterWithKey([]byte("migration-test-key"))
 
 var migNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func migMeta(ns, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("mig-" + ns + "-" + name)}
+func migMeta(ns, name string) model.ObjectMeta {
+	return model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("mig-" + ns + "-" + name)}
 }
 
 // migSecret builds a Secret record from values, fingerprinted the way the
 // transform does.
 func migSecret(ns, name string, kv ...string) *model.Secret {
-	s := &model.Secret{ObjectMeta: migMeta(ns, name), Type: "Opaque", Keys: map[string]model.KeyInfo{}}
+	s := &model.Secret{ObjectMeta: migMeta(ns, name), Type: "Opaque", Keys: model.KeySet{}}
 	for i := 0; i+1 < len(kv); i += 2 {
-		s.Keys[kv[i]] = migFP.Key([]byte(kv[i+1]))
+		s.Keys.Set(kv[i], migFP.Key([]byte(kv[i+1])))
 	}
 	return s
 }
 
-func migAnnotate(m *metav1.ObjectMeta, k, v string) {
+func migAnnotate(m *model.ObjectMeta, k, v string) {
 	if m.Annotations == nil {
 		m.Annotations = map[string]string{}
 	}

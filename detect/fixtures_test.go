@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -18,15 +17,15 @@ import (
 
 var fxT0 = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 
-func fxMeta(ns, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}
+func fxMeta(ns, name string) model.ObjectMeta {
+	return model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}
 }
 
 // secret builds a Secret record holding keys (values are irrelevant: a fixed KeyInfo).
 func secret(ns, name string, keys ...string) *model.Secret {
-	s := &model.Secret{ObjectMeta: fxMeta(ns, name), Type: "Opaque", Keys: map[string]model.KeyInfo{}}
+	s := &model.Secret{ObjectMeta: fxMeta(ns, name), Type: "Opaque", Keys: model.KeySet{}}
 	for _, k := range keys {
-		s.Keys[k] = model.KeyInfo{Len: 8}
+		s.Keys.Set(k, model.KeyInfo{Len: 8})
 	}
 	return s
 }

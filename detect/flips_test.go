@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -27,12 +26,12 @@ func flAvail(rs ...model.Resource) model.Availability {
 // flSecret builds a Secret record whose keys map key → value label; each label
 // becomes a distinct fingerprint.
 func flSecret(ns, name, uid string, keys map[string]string, mf ...model.ManagedField) *model.Secret {
-	s := &model.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)},
-		Type: "Opaque", Keys: map[string]model.KeyInfo{}, Managers: mf}
+	s := &model.Secret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)},
+		Type: "Opaque", Keys: model.KeySet{}, Managers: mf}
 	for k, v := range keys {
 		var fp model.Fingerprint
 		copy(fp[:], v)
-		s.Keys[k] = model.KeyInfo{Len: len(v), FP: fp, TrimFP: fp}
+		s.Keys.Set(k, model.KeyInfo{Len: len(v), FP: fp, TrimFP: fp})
 	}
 	return s
 }

@@ -73,8 +73,8 @@ func LastAppliedTruncated(v model.View, avail model.Availability) []Truncation {
 			if !describes(la, "Secret", s.Name) {
 				continue
 			}
-			live := make([]string, 0, len(s.Keys))
-			for k := range s.Keys {
+			live := make([]string, 0, s.Keys.Len())
+			for k := range s.Keys.All() {
 				live = append(live, k)
 			}
 			sort.Strings(live)

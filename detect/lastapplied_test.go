@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -15,7 +13,7 @@ import (
 
 var t0gt = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 
-func gtMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+func gtMeta(ns, name string) model.ObjectMeta { return model.ObjectMeta{Namespace: ns, Name: name} }
 
 func gtAll() model.Availability {
 	a := model.Availability{}
@@ -38,9 +36,9 @@ func gtES(ns, name string, live []string, la *model.LastApplied) *model.External
 }
 
 func gtSecret(ns, name string, live []string, la *model.LastApplied) *model.Secret {
-	s := &model.Secret{ObjectMeta: gtMeta(ns, name), Type: "Opaque", Keys: map[string]model.KeyInfo{}, LastApplied: la}
+	s := &model.Secret{ObjectMeta: gtMeta(ns, name), Type: "Opaque", Keys: model.KeySet{}, LastApplied: la}
 	for _, k := range live {
-		s.Keys[k] = model.KeyInfo{Len: 3}
+		s.Keys.Set(k, model.KeyInfo{Len: 3})
 	}
 	return s
 }

@@ -47,8 +47,7 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 		if key == "" {
 			return false
 		}
-		_, has := s.Keys[key]
-		return !has
+		return !s.Keys.Has(key)
 	}
 	for _, e := range gatherExpectations(v, avail, set) {
 		s, ok := v.Secret(e.Namespace, e.Secret)
@@ -66,7 +65,7 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 		if e.Key == "" {
 			continue
 		}
-		if _, has := s.Keys[e.Key]; !has {
+		if _, has := s.Keys.Get(e.Key); !has {
 			res.Missing = append(res.Missing, MissingKey{Namespace: e.Namespace, Secret: e.Secret, Key: e.Key,
 				Source: e.Source, Optional: e.Optional, Consumers: e.Consumers})
 		}

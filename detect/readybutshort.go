@@ -46,12 +46,12 @@ func ReadyButShortES(v model.View, avail model.Availability) []ReadyButShort {
 		switch {
 		case !ok:
 			r.Reason, r.Missing = ShortAbsent, atLeastOne(len(expected))
-		case len(s.Keys) == 0:
+		case s.Keys.Len() == 0:
 			r.Reason, r.Missing = ShortEmpty, atLeastOne(len(expected))
 		default:
 			n := 0
 			for _, k := range expected {
-				if _, has := s.Keys[k]; !has {
+				if _, has := s.Keys.Get(k); !has {
 					n++
 				}
 			}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -17,7 +16,7 @@ import (
 // before the change at flT0.
 func spPod(name string, started time.Time, uses ...model.SecretUse) *model.Pod {
 	return &model.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name)},
+		ObjectMeta: model.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name)},
 		Phase:      "Running", ServiceAccount: "default", StartTime: flT0.Add(-2 * time.Hour),
 		Workload:   model.Workload{Kind: "Deployment", Name: "api"},
 		Containers: []model.Container{{Name: "app", Kind: model.ContainerRegular, Running: true, StartedAt: started}},

@@ -103,6 +103,7 @@ var notFindings = map[string]bool{
 	"driftwatch_compare_ready":                    true,
 	"driftwatch_secret_missing_keys":              true, // the count form of driftwatch_secret_missing_key
 	"driftwatch_secret_missing_key_consumer_pods": true, // who is affected by a missing key / absent Secret
+	"driftwatch_secret_short_consumer_pods":       true, // who reads a Secret with a missing key / absent
 }
 
 // ClassOf classifies a metric: the table first, then name patterns for the

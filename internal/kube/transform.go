@@ -7,6 +7,7 @@ package kube
 import (
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,10 +121,12 @@ func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what,
 		"namespace", m.Namespace, "name", m.Name, "part", what, "err", err)
 }
 
-func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
-	id := metav1.ObjectMeta{
+// identity is the part of an object's metadata a record keeps. The namespace and
+// the kept labels and annotation names are interned: they repeat across objects.
+func identity(m *metav1.ObjectMeta) model.ObjectMeta {
+	id := model.ObjectMeta{
 		Name:              m.Name,
-		Namespace:         m.Namespace,
+		Namespace:         model.Intern(m.Namespace),
 		UID:               m.UID,
 		ResourceVersion:   m.ResourceVersion,
 		CreationTimestamp: m.CreationTimestamp,
@@ -131,12 +134,12 @@ func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
 	for k, v := range m.Annotations {
 		if keptAnnotation(k) {
 			if len(v) > maxKeptValue {
-				v = v[:maxKeptValue]
+				v = strings.Clone(v[:maxKeptValue])
 			}
 			if id.Annotations == nil {
 				id.Annotations = map[string]string{}
 			}
-			id.Annotations[k] = v
+			id.Annotations[model.Intern(k)] = v
 		}
 	}
 	for k, v := range m.Labels {
@@ -144,10 +147,16 @@ func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
 			if id.Labels == nil {
 				id.Labels = map[string]string{}
 			}
-			id.Labels[k] = v
+			id.Labels[model.Intern(k)] = model.Intern(v)
 		}
 	}
 	return id
+}
+
+// shortMeta is identity for the kinds that keep no labels or annotations.
+func shortMeta(m *metav1.ObjectMeta) model.ObjectMeta {
+	return model.ObjectMeta{Name: m.Name, Namespace: model.Intern(m.Namespace), UID: m.UID,
+		ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp}
 }
 
 func owners(refs []metav1.OwnerReference) []model.OwnerRef {
@@ -156,7 +165,7 @@ func owners(refs []metav1.OwnerReference) []model.OwnerRef {
 	}
 	out := make([]model.OwnerRef, 0, len(refs))
 	for _, r := range refs {
-		out = append(out, model.OwnerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name,
+		out = append(out, model.OwnerRef{APIVersion: model.Intern(r.APIVersion), Kind: model.Intern(r.Kind), Name: r.Name,
 			UID: string(r.UID), Controller: r.Controller != nil && *r.Controller})
 	}
 	return out
@@ -171,20 +180,25 @@ func (t *Transformer) Secret(obj any) (any, error) {
 	}
 	rec := &model.Secret{
 		ObjectMeta: identity(&s.ObjectMeta),
-		Type:       string(s.Type),
-		Keys:       make(map[string]model.KeyInfo, len(s.Data)),
+		Type:       model.Intern(string(s.Type)),
 		Owners:     owners(s.OwnerReferences),
 		Managers:   parse.ManagedFields(s.ManagedFields, "f:data", "f:stringData"),
 	}
+	keys := make([]model.KeyEntry, 0, len(s.Data)+len(s.StringData))
 	for k, v := range s.Data {
-		rec.Keys[k] = t.FP.Key(v)
+		keys = append(keys, model.KeyEntry{Name: k, KeyInfo: t.FP.Key(v)})
 		clear(v) // the transform owns the object: wipe the value as soon as it is summarised
 	}
 	for k, v := range s.StringData { // never set on objects read from the apiserver, but be safe
-		rec.Keys[k] = t.FP.Key([]byte(v))
+		// After the data keys: of two entries with the same name, the later wins.
+		keys = append(keys, model.KeyEntry{Name: k, KeyInfo: t.FP.Key([]byte(v))})
 	}
+	rec.Keys = model.NewKeySetOf(keys)
 	if la, ok := s.Annotations[AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
+		if rec.LastApplied.Name == rec.Name {
+			rec.LastApplied.Name = rec.Name // one string, not two
+		}
 		t.decodeProblem("secrets", &s.ObjectMeta, "last-applied", rec.LastApplied.Err)
 	}
 	if ek, ok := s.Annotations[AnnExpectedKeys]; ok {
@@ -216,7 +230,7 @@ func (t *Transformer) HelmRelease(obj any) (any, error) {
 	rec := &model.HelmRelease{
 		ObjectMeta: identity(&s.ObjectMeta),
 		Release:    s.Labels["name"],
-		Status:     s.Labels["status"],
+		Status:     model.Intern(s.Labels["status"]),
 	}
 	rec.Revision, _ = strconv.Atoi(s.Labels["version"])
 	info, exps, err := parse.HelmReleaseFromSecretData(s.Data)
@@ -250,10 +264,11 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	}
 	rec := &model.Pod{
 		ObjectMeta:     identity(&p.ObjectMeta),
-		Phase:          string(p.Status.Phase),
-		ServiceAccount: p.Spec.ServiceAccountName,
+		Phase:          model.Intern(string(p.Status.Phase)),
+		ServiceAccount: model.Intern(p.Spec.ServiceAccountName),
 		Workload:       workloadOf(p),
 	}
+	rec.Workload.Kind = model.Intern(rec.Workload.Kind)
 	if rec.ServiceAccount == "" {
 		rec.ServiceAccount = "default"
 	}
@@ -263,7 +278,7 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	for k := range p.Annotations {
 		if strings.HasPrefix(k, "reloader.stakater.com/") || strings.HasPrefix(k, "secret.reloader.stakater.com/") ||
 			strings.HasPrefix(k, "wave.pusher.com/") {
-			rec.ReloadAnnotations = append(rec.ReloadAnnotations, k)
+			rec.ReloadAnnotations = append(rec.ReloadAnnotations, model.Intern(k))
 		}
 	}
 	secretVols := map[string][]volSecret{}
@@ -284,10 +299,11 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	}
 	mounted := map[string]bool{}
 	addContainer := func(kind model.ContainerKind, name string, env []corev1.EnvVar, envFrom []corev1.EnvFromSource, mounts []corev1.VolumeMount) {
+		name = model.Intern(name)
 		for _, e := range env {
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 				r := e.ValueFrom.SecretKeyRef
-				rec.Uses = append(rec.Uses, model.SecretUse{Secret: r.Name, Key: r.Key,
+				rec.Uses = append(rec.Uses, model.SecretUse{Secret: r.Name, Key: model.Intern(r.Key),
 					Optional: r.Optional != nil && *r.Optional, Via: model.ViaEnv, Container: name})
 			}
 		}
@@ -316,15 +332,15 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	}
 	for _, c := range p.Spec.InitContainers {
 		addContainer(model.ContainerInit, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
-		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerInit})
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerInit})
 	}
 	for _, c := range p.Spec.Containers {
 		addContainer(model.ContainerRegular, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
-		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerRegular})
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerRegular})
 	}
 	for _, c := range p.Spec.EphemeralContainers {
 		addContainer(model.ContainerEphemeral, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
-		rec.Containers = append(rec.Containers, model.Container{Name: c.Name, Kind: model.ContainerEphemeral})
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerEphemeral})
 	}
 	// A secret volume no container mounts still has to exist for the pod to start.
 	for _, v := range p.Spec.Volumes {
@@ -349,6 +365,9 @@ func (t *Transformer) Pod(obj any) (any, error) {
 			}
 		}
 	}
+	// The appends above leave up to half of each slice's capacity unused.
+	rec.Uses = clip(rec.Uses)
+	rec.Containers = clip(rec.Containers)
 	return rec, nil
 }
 
@@ -376,7 +395,7 @@ func itemKeys(items []corev1.KeyToPath) []string {
 	}
 	out := make([]string, 0, len(items))
 	for _, it := range items {
-		out = append(out, it.Key)
+		out = append(out, model.Intern(it.Key))
 	}
 	return out
 }
@@ -425,7 +444,7 @@ func truncate(s string, n int) string {
 func condition(conds []eso.StatusCondition, typ string) model.Condition {
 	for _, c := range conds {
 		if c.Type == typ {
-			return model.Condition{Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime.Time}
+			return model.Condition{Status: model.Intern(c.Status), Reason: model.Intern(c.Reason), LastTransitionTime: c.LastTransitionTime.Time}
 		}
 	}
 	return model.Condition{}
@@ -444,13 +463,16 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		Annotations: u.GetAnnotations(), Labels: u.GetLabels()}
 	rec := &model.ExternalSecret{
 		ObjectMeta: identity(&meta),
-		APIVersion: u.GetAPIVersion(),
+		APIVersion: model.Intern(u.GetAPIVersion()),
 		DecodeErr:  decodeErr,
 		Managers:   parse.ManagedFields(u.GetManagedFields(), "f:spec"),
 	}
 	t.decodeProblem("externalsecrets", &meta, "spec", decodeErr)
 	if la, ok := u.GetAnnotations()[AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
+		if rec.LastApplied.Name == rec.Name {
+			rec.LastApplied.Name = rec.Name
+		}
 		t.decodeProblem("externalsecrets", &meta, "last-applied", rec.LastApplied.Err)
 	}
 	if ek, ok := u.GetAnnotations()[AnnExpectedKeys]; ok {
@@ -467,23 +489,26 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	if rec.Target == "" {
 		rec.Target = rec.Name
 	}
-	rec.CreationPolicy = sp.Target.CreationPolicy
+	rec.CreationPolicy = model.Intern(sp.Target.CreationPolicy)
 	if rec.CreationPolicy == "" {
 		rec.CreationPolicy = "Owner"
 	}
-	rec.DeletionPolicy = sp.Target.DeletionPolicy
+	rec.DeletionPolicy = model.Intern(sp.Target.DeletionPolicy)
 	if rec.DeletionPolicy == "" {
 		rec.DeletionPolicy = "Retain"
 	}
+	if len(sp.Data) > 0 {
+		rec.DataKeys = make([]string, 0, len(sp.Data))
+	}
 	for _, d := range sp.Data {
-		rec.DataKeys = append(rec.DataKeys, d.SecretKey)
+		rec.DataKeys = append(rec.DataKeys, model.Intern(d.SecretKey))
 	}
 	if tpl := sp.Target.Template; tpl != nil {
 		rec.HasTemplate = true
-		rec.TemplateMergePolicy = tpl.MergePolicy
+		rec.TemplateMergePolicy = model.Intern(tpl.MergePolicy)
 		rec.TemplateRendersData = len(tpl.Data) > 0 || len(tpl.TemplateFrom) > 0
 		for k := range tpl.Data {
-			rec.TemplateKeys = append(rec.TemplateKeys, k)
+			rec.TemplateKeys = append(rec.TemplateKeys, model.Intern(k))
 		}
 		for _, tf := range tpl.TemplateFrom {
 			if tf.Target != "" && !strings.EqualFold(tf.Target, "Data") {
@@ -495,7 +520,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 				}
 				for _, it := range ref.Items {
 					if it.TemplateAs == "" || it.TemplateAs == "Values" {
-						rec.TemplateKeys = append(rec.TemplateKeys, it.Key)
+						rec.TemplateKeys = append(rec.TemplateKeys, model.Intern(it.Key))
 					}
 				}
 			}
@@ -508,12 +533,12 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 			rec.DataFromFind++
 		}
 	}
-	rec.StoreKind = sp.SecretStoreRef.Kind
+	rec.StoreKind = model.Intern(sp.SecretStoreRef.Kind)
 	if rec.StoreKind == "" {
 		rec.StoreKind = "SecretStore"
 	}
-	rec.StoreName = sp.SecretStoreRef.Name
-	rec.RefreshPolicy = sp.RefreshPolicy
+	rec.StoreName = model.Intern(sp.SecretStoreRef.Name)
+	rec.RefreshPolicy = model.Intern(sp.RefreshPolicy)
 	if sp.RefreshInterval != nil {
 		rec.RefreshInterval, rec.RefreshIntervalSet = sp.RefreshInterval.Duration, true
 	}
@@ -534,7 +559,7 @@ func (t *Transformer) SecretStore(kind string) func(any) (any, error) {
 		decodeErr := fromUnstructured(u, &st)
 		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
-		rec := &model.SecretStore{ObjectMeta: meta, APIVersion: u.GetAPIVersion(), StoreKind: kind, DecodeErr: decodeErr}
+		rec := &model.SecretStore{ObjectMeta: shortMeta(&meta), APIVersion: model.Intern(u.GetAPIVersion()), StoreKind: kind, DecodeErr: decodeErr}
 		// The local struct holds no provider field that carries data (the fake
 		// provider's values are not decoded), so the error names types only.
 		t.decodeProblem(strings.ToLower(kind)+"s", &meta, "spec", decodeErr)
@@ -624,7 +649,7 @@ func (t *Transformer) Application(obj any) (any, error) {
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
 	t.decodeProblem("applications", &meta, "spec", decodeErr)
-	rec := &model.ArgoApp{ObjectMeta: meta, DecodeErr: decodeErr,
+	rec := &model.ArgoApp{ObjectMeta: shortMeta(&meta), DecodeErr: decodeErr,
 		SyncStatus: app.Status.Sync.Status, DestinationNamespace: app.Spec.Destination.Namespace}
 	for _, d := range app.Spec.IgnoreDifferences {
 		rec.IgnoreDifferences = append(rec.IgnoreDifferences, model.IgnoreDifference{Group: d.Group, Kind: d.Kind,
@@ -680,4 +705,15 @@ func creationPolicyApplied(entries []metav1.ManagedFieldsEntry) string {
 		verdict = "unset"
 	}
 	return verdict
+}
+
+// clip returns xs without unused capacity, copying it only when that saves memory.
+func clip[T any](xs []T) []T {
+	if cap(xs) == len(xs) {
+		return xs
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	return slices.Clone(xs)
 }

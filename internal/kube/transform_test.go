@@ -87,13 +87,13 @@ func TestSecretTransformIsValueFree(t *testing.T) {
 	if in.Data != nil {
 		t.Fatal("transform must drop the object's data")
 	}
-	if got := len(rec.Keys); got != 3 {
+	if got := rec.Keys.Len(); got != 3 {
 		t.Fatalf("keys: got %d want 3", got)
 	}
-	if rec.Keys["password"].Len != len(secretValues[0]) || rec.Keys["cert"].Len != len(secretValues[2]) {
+	if keyOf(rec.Keys, "password").Len != len(secretValues[0]) || keyOf(rec.Keys, "cert").Len != len(secretValues[2]) {
 		t.Fatalf("byte lengths wrong: %+v", rec.Keys)
 	}
-	if rec.Keys["password"].FP == rec.Keys["token"].FP {
+	if keyOf(rec.Keys, "password").FP == keyOf(rec.Keys, "token").FP {
 		t.Fatal("different values must have different fingerprints")
 	}
 	if !reflect.DeepEqual(rec.ExpectedKeys, []string{"cert", "password", "token"}) {
@@ -118,7 +118,7 @@ func TestSecretTransformIsValueFree(t *testing.T) {
 		t.Fatalf("last applied: %+v", rec.LastApplied)
 	}
 	// The last-applied copy of password equals the live value: same fingerprint.
-	if rec.LastApplied.DataFPs["password"] != rec.Keys["password"].FP {
+	if fpOf(rec.LastApplied.DataFPs, "password") != keyOf(rec.Keys, "password").FP {
 		t.Fatal("last-applied fingerprint must match the live one for the same value")
 	}
 	// Idempotent: a record passes through unchanged.
@@ -390,4 +390,14 @@ func TestStoreAndAppDecodeErrorsCounted(t *testing.T) {
 	if got[[3]string{"secretstores", "spec", "malformed"}] != 1 || got[[3]string{"applications", "spec", "malformed"}] != 1 {
 		t.Fatalf("decode errors: %v", got)
 	}
+}
+
+func keyOf(ks model.KeySet, name string) model.KeyInfo {
+	ki, _ := ks.Get(name)
+	return ki
+}
+
+func fpOf(l model.FPList, name string) model.Fingerprint {
+	fp, _ := l.Get(name)
+	return fp
 }

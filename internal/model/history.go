@@ -87,15 +87,15 @@ func (h *History) Observe(r Ref, old, cur *Secret, now time.Time) {
 		return
 	}
 	changed := false
-	for k, ok := range old.Keys {
-		if nk, found := cur.Keys[k]; !found || nk.FP != ok.FP {
+	for k, ok := range old.Keys.All() {
+		if nk, found := cur.Keys.Get(k); !found || nk.FP != ok.FP {
 			changed = true
 			break
 		}
 	}
 	if !changed {
-		for k := range cur.Keys {
-			if _, found := old.Keys[k]; !found {
+		for k := range cur.Keys.All() {
+			if !old.Keys.Has(k) {
 				changed = true
 				break
 			}
@@ -116,8 +116,8 @@ func (h *History) Observe(r Ref, old, cur *Secret, now time.Time) {
 	if !sh.pinned {
 		sh.pinned, sh.pinnedWrite = true, lastDataWriteTime(old.Managers)
 	}
-	for k := range old.Keys {
-		if _, found := cur.Keys[k]; !found {
+	for k := range old.Keys.All() {
+		if !cur.Keys.Has(k) {
 			sh.untracked = true // a key removed
 		}
 	}
@@ -126,8 +126,8 @@ func (h *History) Observe(r Ref, old, cur *Secret, now time.Time) {
 		sh.writers = noteWriter(sh.writers, w, now, h.opts.EventsPerSecret)
 	}
 	flipped := false
-	for k, nk := range cur.Keys {
-		ok, had := old.Keys[k]
+	for k, nk := range cur.Keys.All() {
+		ok, had := old.Keys.Get(k)
 		if !had {
 			sh.untracked = true // a key added
 			continue

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -28,10 +27,10 @@ func churn(h *History, n, updates int, step time.Duration, seed uint64) []*Secre
 	now := t0
 	for i := range cur {
 		refs[i] = Ref{Namespace: fmt.Sprintf("ns-%d", i%100), Name: fmt.Sprintf("secret-%d", i)}
-		s := &Secret{ObjectMeta: metav1.ObjectMeta{Namespace: refs[i].Namespace, Name: refs[i].Name,
-			UID: types.UID(fmt.Sprintf("uid-%d", i))}, Keys: make(map[string]KeyInfo, nKeys)}
+		s := &Secret{ObjectMeta: ObjectMeta{Namespace: refs[i].Namespace, Name: refs[i].Name,
+			UID: types.UID(fmt.Sprintf("uid-%d", i))}, Keys: KeySet{}}
 		for _, k := range keys {
-			s.Keys[k] = KeyInfo{Len: 16, FP: fp("v0")}
+			s.Keys.Set(k, KeyInfo{Len: 16, FP: fp("v0")})
 		}
 		h.Observe(refs[i], nil, s, now)
 		cur[i] = s
@@ -39,16 +38,17 @@ func churn(h *History, n, updates int, step time.Duration, seed uint64) []*Secre
 	for u := 0; u < updates; u++ {
 		i := rng.IntN(n)
 		old := cur[i]
-		next := &Secret{ObjectMeta: old.ObjectMeta, Keys: make(map[string]KeyInfo, nKeys)}
-		for k, v := range old.Keys {
-			next.Keys[k] = v
+		next := &Secret{ObjectMeta: old.ObjectMeta, Keys: KeySet{}}
+		for k, v := range old.Keys.All() {
+			next.Keys.Set(k, v)
 		}
 		k := keys[rng.IntN(nKeys)]
-		v := old.Keys[k]
-		for v.FP == old.Keys[k].FP {
+		prev, _ := old.Keys.Get(k)
+		v := prev
+		for v.FP == prev.FP {
 			v.FP = fp(fmt.Sprintf("v%d", rng.IntN(nFPs)))
 		}
-		next.Keys[k] = v
+		next.Keys.Set(k, v)
 		now = now.Add(step)
 		next.Managers = []ManagedField{{Manager: writers[rng.IntN(len(writers))], Operation: "Update", Time: now, OwnsData: true}}
 		h.Observe(refs[i], old, next, now)

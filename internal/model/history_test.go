@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -20,9 +19,9 @@ func fp(s string) Fingerprint {
 // rec builds a Secret record; keys maps key → a value label turned into a
 // fingerprint ("" values are skipped).
 func rec(uid string, keys map[string]string, mf ...ManagedField) *Secret {
-	s := &Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", UID: types.UID(uid)}, Keys: map[string]KeyInfo{}, Managers: mf}
+	s := &Secret{ObjectMeta: ObjectMeta{Namespace: "ns", Name: "s", UID: types.UID(uid)}, Keys: KeySet{}, Managers: mf}
 	for k, v := range keys {
-		s.Keys[k] = KeyInfo{Len: len(v), FP: fp(v), TrimFP: fp(v)}
+		s.Keys.Set(k, KeyInfo{Len: len(v), FP: fp(v), TrimFP: fp(v)})
 	}
 	return s
 }

@@ -5,12 +5,10 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func sec(ns, name, rv string) *Secret {
-	return &Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
+	return &Secret{ObjectMeta: ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
 }
 
 func names[T named](xs []T) string {
@@ -28,8 +26,8 @@ func TestSortedListsFollowInsertsUpdatesDeletes(t *testing.T) {
 	now := time.Now()
 	s.UpsertSecret(sec("b", "x", "1"), now)
 	s.UpsertSecret(sec("a", "y", "1"), now)
-	s.UpsertPod(&Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "p"}})
-	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "e"}})
+	s.UpsertPod(&Pod{ObjectMeta: ObjectMeta{Namespace: "b", Name: "p"}})
+	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "c", Name: "e"}})
 	check := func(want string) {
 		t.Helper()
 		s.Read(func(v View) {
@@ -50,8 +48,8 @@ func TestSortedListsFollowInsertsUpdatesDeletes(t *testing.T) {
 	})
 	s.DeleteSecret("a", "a")
 	check("a/y b/x ")
-	s.UpsertPod(&Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "q"}})
-	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "f"}})
+	s.UpsertPod(&Pod{ObjectMeta: ObjectMeta{Namespace: "a", Name: "q"}})
+	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "f"}})
 	s.Read(func(v View) {
 		if got := names(v.Pods()); got != "a/q b/p " {
 			t.Fatalf("Pods() = %q", got)

@@ -48,10 +48,11 @@ type Store struct {
 	releases map[Ref]*HelmRelease
 	apps     map[Ref]*ArgoApp
 
-	// podsBySecret: Secret → pods that reference it.
-	podsBySecret map[Ref]map[Ref]struct{}
-	// esByTarget: target Secret → ExternalSecrets writing it.
-	esByTarget map[Ref]map[Ref]struct{}
+	// podsBySecret: Secret → names of the pods (of its namespace) that reference it.
+	podsBySecret nameIndex
+	// esByTarget: target Secret → names of the ExternalSecrets (of its namespace)
+	// writing it.
+	esByTarget nameIndex
 
 	// history holds what only a watch can see: observed data changes.
 	history *History
@@ -134,29 +135,41 @@ func NewStore(h *History) *Store {
 		stores:       map[StoreKey]*SecretStore{},
 		releases:     map[Ref]*HelmRelease{},
 		apps:         map[Ref]*ArgoApp{},
-		podsBySecret: map[Ref]map[Ref]struct{}{},
-		esByTarget:   map[Ref]map[Ref]struct{}{},
+		podsBySecret: nameIndex{},
+		esByTarget:   nameIndex{},
 		history:      h,
 	}
 }
 
 func refOf(ns, name string) Ref { return Ref{Namespace: ns, Name: name} }
 
-func addIdx(idx map[Ref]map[Ref]struct{}, k, v Ref) {
-	m := idx[k]
-	if m == nil {
-		m = map[Ref]struct{}{}
-		idx[k] = m
+// nameIndex maps a Secret to the sorted names of the objects of its namespace that
+// refer to it: a slice of names shared with the records costs 16 B a reference,
+// where a set per Secret cost a map each.
+type nameIndex map[Ref][]string
+
+func (x nameIndex) add(k Ref, name string) {
+	l := x[k]
+	i, found := slices.BinarySearch(l, name)
+	if !found {
+		x[k] = slices.Insert(l, i, name)
 	}
-	m[v] = struct{}{}
 }
 
-func delIdx(idx map[Ref]map[Ref]struct{}, k, v Ref) {
-	if m := idx[k]; m != nil {
-		delete(m, v)
-		if len(m) == 0 {
-			delete(idx, k)
-		}
+func (x nameIndex) del(k Ref, name string) {
+	l := x[k]
+	i, found := slices.BinarySearch(l, name)
+	if !found {
+		return
+	}
+	l = slices.Delete(l, i, i+1)
+	switch {
+	case len(l) == 0:
+		delete(x, k)
+	case cap(l) > 16 && cap(l) > 4*len(l):
+		x[k] = slices.Clone(l) // give back what a crowd of referrers left
+	default:
+		x[k] = l
 	}
 }
 
@@ -197,7 +210,7 @@ func (s *Store) UpsertPod(p *Pod) {
 	r := refOf(p.Namespace, p.Name)
 	if old := s.pods[r]; old != nil {
 		for _, u := range old.Uses {
-			delIdx(s.podsBySecret, refOf(old.Namespace, u.Secret), r)
+			s.podsBySecret.del(refOf(old.Namespace, u.Secret), old.Name)
 		}
 	}
 	existed := s.pods[r] != nil
@@ -208,7 +221,7 @@ func (s *Store) UpsertPod(p *Pod) {
 		s.podList.invalidate()
 	}
 	for _, u := range p.Uses {
-		addIdx(s.podsBySecret, refOf(p.Namespace, u.Secret), r)
+		s.podsBySecret.add(refOf(p.Namespace, u.Secret), p.Name)
 	}
 }
 
@@ -220,7 +233,7 @@ func (s *Store) DeletePod(ns, name string) {
 	r := refOf(ns, name)
 	if old := s.pods[r]; old != nil {
 		for _, u := range old.Uses {
-			delIdx(s.podsBySecret, refOf(old.Namespace, u.Secret), r)
+			s.podsBySecret.del(refOf(old.Namespace, u.Secret), old.Name)
 		}
 		s.podList.invalidate()
 	}
@@ -250,7 +263,7 @@ func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
 	s.touch(e.Namespace)
 	r := refOf(e.Namespace, e.Name)
 	if old := s.es[r]; old != nil {
-		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
+		s.esByTarget.del(refOf(old.Namespace, old.Target), old.Name)
 	}
 	existed := s.es[r] != nil
 	s.es[r] = e
@@ -259,7 +272,7 @@ func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
 	} else {
 		s.esList.invalidate()
 	}
-	addIdx(s.esByTarget, refOf(e.Namespace, e.Target), r)
+	s.esByTarget.add(refOf(e.Namespace, e.Target), e.Name)
 }
 
 // DeleteExternalSecret forgets an ExternalSecret.
@@ -269,7 +282,7 @@ func (s *Store) DeleteExternalSecret(ns, name string) {
 	s.touch(ns)
 	r := refOf(ns, name)
 	if old := s.es[r]; old != nil {
-		delIdx(s.esByTarget, refOf(old.Namespace, old.Target), r)
+		s.esByTarget.del(refOf(old.Namespace, old.Target), old.Name)
 		s.esList.invalidate()
 	}
 	delete(s.es, r)
@@ -333,7 +346,7 @@ func (s *Store) ClearResource(r Resource) {
 	switch r {
 	case ResExternalSecrets:
 		s.es = map[Ref]*ExternalSecret{}
-		s.esByTarget = map[Ref]map[Ref]struct{}{}
+		s.esByTarget = nameIndex{}
 		s.esList.invalidate()
 	case ResSecretStores, ResClusterSecretStores:
 		kind := "SecretStore"
@@ -443,14 +456,13 @@ func (v View) Pod(ns, name string) (*Pod, bool) {
 
 // PodsUsing returns the pods that reference Secret ns/name, sorted.
 func (v View) PodsUsing(ns, name string) []*Pod {
-	idx := v.s.podsBySecret[refOf(ns, name)]
-	out := make([]*Pod, 0, len(idx))
-	for r := range idx {
-		if p := v.s.pods[r]; p != nil {
+	names := v.s.podsBySecret[refOf(ns, name)]
+	out := make([]*Pod, 0, len(names))
+	for _, n := range names { // sorted, all in namespace ns
+		if p := v.s.pods[refOf(ns, n)]; p != nil {
 			out = append(out, p)
 		}
 	}
-	sortByRef(out)
 	return out
 }
 
@@ -492,14 +504,13 @@ func (v View) ExternalSecret(ns, name string) (*ExternalSecret, bool) {
 
 // ExternalSecretsTargeting returns the ExternalSecrets whose target is ns/secret.
 func (v View) ExternalSecretsTargeting(ns, secret string) []*ExternalSecret {
-	idx := v.s.esByTarget[refOf(ns, secret)]
-	out := make([]*ExternalSecret, 0, len(idx))
-	for r := range idx {
-		if e := v.s.es[r]; e != nil {
+	names := v.s.esByTarget[refOf(ns, secret)]
+	out := make([]*ExternalSecret, 0, len(names))
+	for _, n := range names { // sorted, all in namespace ns
+		if e := v.s.es[refOf(ns, n)]; e != nil {
 			out = append(out, e)
 		}
 	}
-	sortByRef(out)
 	return out
 }
 

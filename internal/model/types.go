@@ -7,7 +7,6 @@ package model
 import (
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -62,7 +61,7 @@ type LastApplied struct {
 	// Secrets: the key names of data and stringData, and fingerprints of the values
 	// the annotation carries (so "does the copy differ from live" can be answered).
 	DataKeys []string
-	DataFPs  map[string]Fingerprint
+	DataFPs  FPList
 	// ExternalSecrets: spec.data entries' secretKey values, in order.
 	SpecDataKeys []string
 	// HasSpecData is true when spec.data is present at all.
@@ -78,9 +77,9 @@ type LastApplied struct {
 
 // Secret is the value-free record of a Secret.
 type Secret struct {
-	metav1.ObjectMeta
+	ObjectMeta
 	Type string
-	Keys map[string]KeyInfo
+	Keys KeySet
 	// Owners are the ownerReferences.
 	Owners []OwnerRef
 	// Managers summarises managedFields.
@@ -153,7 +152,7 @@ type Workload struct {
 // Pod is the value-free record of a Pod: its Secret references, start times, SA and
 // owner workload.
 type Pod struct {
-	metav1.ObjectMeta
+	ObjectMeta
 	Phase          string
 	ServiceAccount string
 	StartTime      time.Time
@@ -166,7 +165,7 @@ type Pod struct {
 
 // ServiceAccount keeps the workload-identity annotations of a ServiceAccount.
 type ServiceAccount struct {
-	metav1.ObjectMeta
+	ObjectMeta
 }
 
 // Condition is a status condition.
@@ -178,7 +177,7 @@ type Condition struct {
 
 // ExternalSecret is the value-free record of an ESO ExternalSecret.
 type ExternalSecret struct {
-	metav1.ObjectMeta
+	ObjectMeta
 	APIVersion string
 	// Target is spec.target.name, defaulted to the ExternalSecret's name.
 	Target         string
@@ -227,7 +226,7 @@ func (e *ExternalSecret) ExpectedTargetKeys() []string {
 
 // SecretStore is the value-free record of a SecretStore or ClusterSecretStore.
 type SecretStore struct {
-	metav1.ObjectMeta
+	ObjectMeta
 	APIVersion string
 	StoreKind  string // SecretStore or ClusterSecretStore
 	Provider   string // aws, azurekv, gcpsm, vault, fake, ...
@@ -256,7 +255,7 @@ type HelmExpectation struct {
 
 // HelmRelease is a deployed Helm release's value-free summary.
 type HelmRelease struct {
-	metav1.ObjectMeta
+	ObjectMeta
 	Release      string
 	Revision     int
 	Status       string
@@ -276,7 +275,7 @@ type IgnoreDifference struct {
 
 // ArgoApp is the value-free record of an Argo CD Application.
 type ArgoApp struct {
-	metav1.ObjectMeta
+	ObjectMeta
 	IgnoreDifferences        []IgnoreDifference
 	RespectIgnoreDifferences bool
 	SyncStatus               string // Synced, OutOfSync, Unknown

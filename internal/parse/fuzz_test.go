@@ -163,7 +163,7 @@ func FuzzLastApplied(f *testing.F) {
 		if !slices.IsSorted(la.DataKeys) || len(slices.Compact(slices.Clone(la.DataKeys))) != len(la.DataKeys) {
 			t.Fatalf("DataKeys not sorted/unique: %q", la.DataKeys)
 		}
-		for k := range la.DataFPs {
+		for k := range la.DataFPs.All() {
 			if !slices.Contains(la.DataKeys, k) {
 				t.Fatalf("fingerprint for unlisted key %q", k)
 			}

@@ -3,6 +3,7 @@ package parse
 import (
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -102,6 +103,7 @@ func summariseLastApplied(buf []byte, fp *model.Fingerprinter, st *laScratch, la
 	if la.Kind, ok = optString(top[laKind]); !ok {
 		return bad("kind", "not a string")
 	}
+	la.APIVersion, la.Kind = model.Intern(la.APIVersion), model.Intern(la.Kind)
 	if m := top[laMetadata]; present(m) {
 		if jsonType(m) != '{' {
 			return bad("metadata", "not an object")
@@ -115,10 +117,7 @@ func summariseLastApplied(buf []byte, fp *model.Fingerprinter, st *laScratch, la
 	switch {
 	case isSecret(la.APIVersion, la.Kind):
 		var keys []string
-		var fps map[string]model.Fingerprint
-		if fp != nil {
-			fps = map[string]model.Fingerprint{}
-		}
+		var fps model.FPList
 		// data first, then stringData: a stringData value replaces a data value.
 		for _, f := range []struct {
 			idx    int
@@ -134,16 +133,20 @@ func summariseLastApplied(buf []byte, fp *model.Fingerprinter, st *laScratch, la
 			}
 			eachMember(obj, func(k, v []byte) bool {
 				key, _ := unquoteString(k)
+				key = model.Intern(key) // key names repeat across Secrets
 				keys = append(keys, key)
-				if fps == nil || jsonType(v) != '"' {
+				if fp == nil || jsonType(v) != '"' {
 					return true
 				}
-				fps[key] = fingerprintValue(v, f.base64, fp, st)
+				fps.Set(key, fingerprintValue(v, f.base64, fp, st))
 				return true
 			})
 		}
 		la.DataKeys = sortDedupe(keys)
 		if len(fps) > 0 {
+			if cap(fps) > len(fps) {
+				fps = slices.Clone(fps) // drop the capacity Set's growth left
+			}
 			la.DataFPs = fps
 		}
 	case isExternalSecret(la.APIVersion, la.Kind):
@@ -218,7 +221,7 @@ func specDataKeys(arr []byte) ([]string, bool) {
 			ok = false
 			return false
 		}
-		keys = append(keys, s)
+		keys = append(keys, model.Intern(s))
 		return true
 	})
 	return keys, ok

@@ -143,7 +143,7 @@ func TestLastAppliedTable(t *testing.T) {
 				t.Errorf("DataFPs has %d entries, want %d", len(got.DataFPs), len(wantFPs))
 			}
 			for k, fp := range wantFPs {
-				if got.DataFPs[k] != fp {
+				if f, _ := got.DataFPs.Get(k); f != fp {
 					t.Errorf("DataFPs[%s] does not match the fingerprint of the decoded value", k)
 				}
 			}
@@ -175,7 +175,7 @@ func TestLastAppliedMatchesLiveFingerprints(t *testing.T) {
 		t.Fatal(got.Err)
 	}
 	for k, v := range live {
-		if got.DataFPs[k] != testFP.Sum(v) {
+		if f, _ := got.DataFPs.Get(k); f != testFP.Sum(v) {
 			t.Errorf("%s: fingerprint differs from the live value's", k)
 		}
 	}

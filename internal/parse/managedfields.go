@@ -44,9 +44,9 @@ func ManagedFields(entries []metav1.ManagedFieldsEntry, dataFields ...string) []
 	for i := range entries {
 		e := &entries[i]
 		mf := model.ManagedField{
-			Manager:     e.Manager,
-			Operation:   string(e.Operation),
-			Subresource: e.Subresource,
+			Manager:     model.Intern(e.Manager),
+			Operation:   model.Intern(string(e.Operation)),
+			Subresource: model.Intern(e.Subresource),
 		}
 		if e.Time != nil {
 			mf.Time = e.Time.Time
