@@ -3,7 +3,11 @@
 // size, then runs, one after another and each as its own process on the same data,
 //
 //   - baseline: bare client-go informers on the resources driftwatch watches, same
-//     list options, no transform, no handlers (the cost of decoding the objects);
+//     list options and wire format as the agent (protobuf for the typed resources,
+//     JSON for the CRDs), no transform, no handlers (the cost of decoding the
+//     objects);
+//   - baseline JSON: the same with JSON for every resource (the wire format of
+//     agents before protobuf; --json-baseline=false skips it);
 //   - baseline+transform: the same, with a transform that keeps only name/namespace
 //     (the floor of a value-free cache);
 //   - driftwatch: the real agent binary with the restricted kubeconfig;
@@ -16,7 +20,7 @@
 //
 //	go run ./test/bench --secrets 20000 --pods 10000 --externalsecrets 5000
 //	go run ./test/bench --smoke
-//	go run ./test/bench baseline [--transform] --kubeconfig F   (child mode)
+//	go run ./test/bench baseline [--transform] [--json] --kubeconfig F   (child mode)
 package main
 
 import (
@@ -61,6 +65,7 @@ type config struct {
 	report        string
 	keep          bool
 	skipBaselines bool
+	jsonBaseline  bool
 }
 
 // rowSpec is one measured process.
@@ -116,6 +121,7 @@ func run(args []string, stdout io.Writer) int {
 	fs.StringVar(&c.compareAgent, "compare-agent", "", "another agent binary to measure as row \"driftwatch (compare)\" (before/after a fix)")
 	fs.StringVar(&c.report, "report", "", "also write the results as Markdown to this file")
 	fs.BoolVar(&c.skipBaselines, "skip-baselines", false, "measure only the driftwatch rows")
+	fs.BoolVar(&c.jsonBaseline, "json-baseline", true, "also measure the baseline with JSON for every resource (sync, RSS, heap)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -194,6 +200,9 @@ func run(args []string, stdout io.Writer) int {
 		rows = append(rows,
 			rowSpec{name: "baseline", bin: self, args: []string{"baseline", "--kubeconfig", kc}, load: true},
 			rowSpec{name: "baseline+transform", bin: self, args: []string{"baseline", "--transform", "--kubeconfig", kc}, load: true})
+		if c.jsonBaseline {
+			rows = append(rows, rowSpec{name: "baseline JSON", bin: self, args: []string{"baseline", "--json", "--kubeconfig", kc}})
+		}
 	}
 	rows = append(rows, rowSpec{name: "driftwatch", bin: agentBin, args: agentArgs(), agent: true, load: true, latency: true})
 	if c.compareAgent != "" {
@@ -517,9 +526,19 @@ func render(c config, w *world, mach, load string, rs []result) string {
 	}
 	base, bt, dw := find("baseline"), find("baseline+transform"), find("driftwatch")
 	if base != nil && dw != nil {
-		fmt.Fprintf(&b, "\nRatios driftwatch / baseline: sync CPU %.2f×, CPU +settle %.2f×, peak RSS %.2f×, steady RSS %.2f×, heap %.2f×, CPU per update %s\n",
+		fmt.Fprintf(&b, "\nRatios driftwatch / baseline (same wire format): sync CPU %.2f×, CPU +settle %.2f×, peak RSS %.2f×, steady RSS %.2f×, heap %.2f×, CPU per update %s\n",
 			dw.syncCPU/base.syncCPU, dw.settleCPU/base.settleCPU, dw.peakRSS/base.peakRSS, dw.steadyRSS/base.steadyRSS, dw.heapInuse/base.heapInuse,
 			dash(base.cpuPerUpdate > 0, fmt.Sprintf("%.2f×", dw.cpuPerUpdate/base.cpuPerUpdate)))
+	}
+	if bj := find("baseline JSON"); bj != nil {
+		for _, name := range []string{"driftwatch", "driftwatch (compare)"} {
+			if r := find(name); r != nil {
+				fmt.Fprintf(&b, "Ratio %s / baseline JSON: sync CPU %.2f×, peak RSS %.2f×\n", name, r.syncCPU/bj.syncCPU, r.peakRSS/bj.peakRSS)
+			}
+		}
+		if base != nil {
+			fmt.Fprintf(&b, "Ratio baseline (protobuf) / baseline JSON: sync CPU %.2f×\n", base.syncCPU/bj.syncCPU)
+		}
 	}
 	if bt != nil && dw != nil {
 		n := float64(c.sz.Secrets + c.sz.Pods)
