@@ -34,6 +34,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -66,6 +68,7 @@ type config struct {
 	keep          bool
 	skipBaselines bool
 	jsonBaseline  bool
+	syncRounds    int
 }
 
 // rowSpec is one measured process.
@@ -121,6 +124,7 @@ func run(args []string, stdout io.Writer) int {
 	fs.StringVar(&c.compareAgent, "compare-agent", "", "another agent binary to measure as row \"driftwatch (compare)\" (before/after a fix)")
 	fs.StringVar(&c.report, "report", "", "also write the results as Markdown to this file")
 	fs.BoolVar(&c.skipBaselines, "skip-baselines", false, "measure only the driftwatch rows")
+	fs.IntVar(&c.syncRounds, "sync-rounds", 1, "measure every row's initial sync this many times in all (extra rounds: sync only, alternating order) and report the medians")
 	fs.BoolVar(&c.jsonBaseline, "json-baseline", true, "also measure the baseline with JSON for every resource (sync, RSS, heap)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -236,8 +240,41 @@ func run(args []string, stdout io.Writer) int {
 		results = append(results, res)
 		time.Sleep(min(c.settle, 2*time.Second))
 	}
+	// Extra sync-only rounds: the box is noisy, one sample per row is not enough
+	// to compare rows a few percent apart.
+	syncCPU := map[string][]float64{}
+	for _, r := range results {
+		if r.err == nil {
+			syncCPU[r.name] = append(syncCPU[r.name], r.syncCPU)
+		}
+	}
+	quick := c
+	quick.settle, quick.pprofDir = time.Second, ""
+	for round := 2; round <= c.syncRounds && ctx.Err() == nil; round++ {
+		order := append([]rowSpec(nil), rows...)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, r := range order {
+			if ctx.Err() != nil {
+				break
+			}
+			r.load, r.latency = false, false
+			logf("measuring %s (sync round %d)", r.name, round)
+			res := measure(ctx, quick, cl, w, r, loadCS, logf)
+			if res.err != nil {
+				logf("%s: %v", r.name, res.err)
+				continue
+			}
+			syncCPU[r.name] = append(syncCPU[r.name], res.syncCPU)
+			time.Sleep(time.Second)
+		}
+	}
 	load := loadAvg()
 	table := render(c, w, mach, load, results)
+	if c.syncRounds > 1 {
+		table += renderRounds(rows, syncCPU)
+	}
 	fmt.Fprint(stdout, table)
 	if c.report != "" {
 		if err := os.WriteFile(c.report, []byte(table), 0o644); err != nil {
@@ -548,6 +585,44 @@ func render(c config, w *world, mach, load string, rs []result) string {
 	if dw != nil {
 		fmt.Fprintf(&b, "driftwatch peak RSS / steady RSS: %.2f\n", dw.peakRSS/dw.steadyRSS)
 	}
+	return b.String()
+}
+
+// renderRounds prints every row's sync CPU samples and median, and the ratios
+// of the medians.
+func renderRounds(rows []rowSpec, cpu map[string][]float64) string {
+	var b strings.Builder
+	med := map[string]float64{}
+	fmt.Fprintf(&b, "\nSync CPU s over rounds (first: the row above; then alternating order):\n\n| row | samples | median |\n|---|---|---:|\n")
+	for _, r := range rows {
+		v := slices.Clone(cpu[r.name])
+		if len(v) == 0 {
+			continue
+		}
+		sort.Float64s(v)
+		m := v[len(v)/2]
+		if len(v)%2 == 0 {
+			m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		med[r.name] = m
+		var ss []string
+		for _, x := range cpu[r.name] {
+			ss = append(ss, fmt.Sprintf("%.2f", x))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.2f |\n", r.name, strings.Join(ss, " "), m)
+	}
+	ratio := func(a, base string) {
+		if med[a] > 0 && med[base] > 0 {
+			fmt.Fprintf(&b, "Median sync CPU %s / %s: %.2f×\n", a, base, med[a]/med[base])
+		}
+	}
+	b.WriteString("\n")
+	ratio("driftwatch", "baseline")
+	ratio("driftwatch", "baseline JSON")
+	ratio("driftwatch (compare)", "baseline JSON")
+	ratio("driftwatch (compare)", "baseline")
+	ratio("baseline", "baseline JSON")
+	ratio("driftwatch", "driftwatch (compare)")
 	return b.String()
 }
 
