@@ -437,11 +437,8 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	var es struct { // spec and status only: see fromUnstructured
-		Spec   eso.ExternalSecretSpec   `json:"spec,omitempty"`
-		Status eso.ExternalSecretStatus `json:"status,omitempty"`
-	}
-	decodeErr := fromUnstructured(u, &es)
+	var es eso.ExternalSecret
+	decodeErr := decodeExternalSecret(u.Object, &es)
 	ann := u.GetAnnotations()
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(),
@@ -715,8 +712,8 @@ func managedFieldsOf(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 				if v == nil {
 					continue
 				}
-				raw, err := json.Marshal(v)
-				if err != nil {
+				raw, ok := appendFieldSet(nil, v)
+				if !ok {
 					return nil
 				}
 				e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
@@ -725,6 +722,52 @@ func managedFieldsOf(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// appendFieldSet encodes a decoded fieldsV1 value as JSON: nested objects with
+// sorted keys (what json.Marshal writes, minus its HTML escaping), any other value
+// through json.Marshal.
+func appendFieldSet(b []byte, v any) ([]byte, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		j, err := json.Marshal(v)
+		return append(b, j...), err == nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if b, ok = appendFieldSet(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendJSONString quotes s as a JSON string (s comes from a JSON decoder: valid
+// UTF-8, written as is).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // maxFieldsV1 bounds the managedFields entry parsed for creationPolicy ownership.
