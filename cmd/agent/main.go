@@ -31,6 +31,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
+	"github.com/driftwatch/driftwatch/internal/kube"
 )
 
 // Set with -ldflags "-X main.version=... -X main.revision=...".
@@ -236,7 +237,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		rc.UserAgent = "driftwatch/" + version
 		rc.QPS, rc.Burst = 20, 40
-		cs, err := kubernetes.NewForConfig(rc)
+		// Typed clientset over protobuf; dynamic and discovery stay JSON.
+		cs, err := kubernetes.NewForConfig(kube.ProtobufConfig(rc))
 		if err != nil {
 			fmt.Fprintln(stderr, "agent:", err)
 			return 2

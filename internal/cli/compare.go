@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/kube"
 )
 
 // Exit codes of the subcommands.
@@ -49,7 +50,7 @@ func DefaultConnect(kubeconfig, kubeContext string) (agent.Clients, error) {
 	}
 	rc.UserAgent = "driftwatch-cli"
 	rc.QPS, rc.Burst = 20, 40
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := kubernetes.NewForConfig(kube.ProtobufConfig(rc)) // dynamic and discovery stay JSON
 	if err != nil {
 		return agent.Clients{}, err
 	}

@@ -427,6 +427,10 @@ func (t *Transformer) ServiceAccount(obj any) (any, error) {
 	return &model.ServiceAccount{ObjectMeta: identity(&sa.ObjectMeta)}, nil
 }
 
+// fromUnstructured decodes u into `into`, a struct that must hold only the
+// top-level fields the transform reads (spec, status): the converter walks the
+// struct's fields, so metadata — whose managedFields cost a JSON round trip per
+// entry in the reflective converter — is never converted.
 func fromUnstructured(u *unstructured.Unstructured, into any) string {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
 		return "decode: " + truncate(err.Error(), 200)
@@ -457,25 +461,27 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		return obj, nil
 	}
 	var es eso.ExternalSecret
-	decodeErr := fromUnstructured(u, &es)
+	decodeErr := decodeExternalSecret(u.Object, &es)
+	ann := u.GetAnnotations()
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(),
-		Annotations: u.GetAnnotations(), Labels: u.GetLabels()}
+		Annotations: ann, Labels: u.GetLabels()}
+	mf := managedFieldsOf(u)
 	rec := &model.ExternalSecret{
 		ObjectMeta: identity(&meta),
 		APIVersion: model.Intern(u.GetAPIVersion()),
 		DecodeErr:  decodeErr,
-		Managers:   parse.ManagedFields(u.GetManagedFields(), "f:spec"),
+		Managers:   parse.ManagedFields(mf, "f:spec"),
 	}
 	t.decodeProblem("externalsecrets", &meta, "spec", decodeErr)
-	if la, ok := u.GetAnnotations()[AnnLastApplied]; ok {
+	if la, ok := ann[AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
 		if rec.LastApplied.Name == rec.Name {
 			rec.LastApplied.Name = rec.Name
 		}
 		t.decodeProblem("externalsecrets", &meta, "last-applied", rec.LastApplied.Err)
 	}
-	if ek, ok := u.GetAnnotations()[AnnExpectedKeys]; ok {
+	if ek, ok := ann[AnnExpectedKeys]; ok {
 		keys, err := parse.ExpectedKeys(ek)
 		rec.ExpectedKeys = keys
 		if err != nil {
@@ -483,7 +489,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 			t.decodeProblem("externalsecrets", &meta, AnnExpectedKeys, rec.ExpectedKeysErr)
 		}
 	}
-	rec.CreationPolicyApplied = creationPolicyApplied(u.GetManagedFields())
+	rec.CreationPolicyApplied = creationPolicyApplied(mf)
 	sp := es.Spec
 	rec.Target = sp.Target.Name
 	if rec.Target == "" {
@@ -555,8 +561,12 @@ func (t *Transformer) SecretStore(kind string) func(any) (any, error) {
 		if !ok {
 			return obj, nil
 		}
-		var st eso.SecretStore
-		decodeErr := fromUnstructured(u, &st)
+		var body struct { // spec and status only: see fromUnstructured
+			Spec   eso.SecretStoreSpec   `json:"spec,omitempty"`
+			Status eso.SecretStoreStatus `json:"status,omitempty"`
+		}
+		decodeErr := fromUnstructured(u, &body)
+		st := eso.SecretStore{Spec: body.Spec, Status: body.Status}
 		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
 		rec := &model.SecretStore{ObjectMeta: shortMeta(&meta), APIVersion: model.Intern(u.GetAPIVersion()), StoreKind: kind, DecodeErr: decodeErr}
@@ -644,7 +654,10 @@ func (t *Transformer) Application(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	var app argocd.Application
+	var app struct { // spec and status only: see fromUnstructured
+		Spec   argocd.ApplicationSpec   `json:"spec,omitempty"`
+		Status argocd.ApplicationStatus `json:"status,omitempty"`
+	}
 	decodeErr := fromUnstructured(u, &app)
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
@@ -673,6 +686,117 @@ func (t *Transformer) Application(obj any) (any, error) {
 			Namespace: r.Namespace, Name: r.Name, Status: r.Status})
 	}
 	return rec, nil
+}
+
+// managedFieldsOf reads metadata.managedFields of an unstructured object like
+// u.GetManagedFields, without the reflective converter (which costs more than the
+// rest of the ExternalSecret transform): the fields read by parse.ManagedFields
+// and creationPolicyApplied, fieldsV1 re-encoded as JSON. A malformed entry makes
+// the whole list nil, as in GetManagedFields.
+func managedFieldsOf(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
+	v, found, err := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+	if !found || err != nil {
+		return nil
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(items))
+	for _, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil
+		}
+		var e metav1.ManagedFieldsEntry
+		for k, v := range m {
+			switch k {
+			case "manager", "operation", "apiVersion", "fieldsType", "subresource", "time":
+				s, ok := v.(string)
+				if !ok {
+					if v == nil {
+						continue
+					}
+					return nil
+				}
+				switch k {
+				case "manager":
+					e.Manager = s
+				case "operation":
+					e.Operation = metav1.ManagedFieldsOperationType(s)
+				case "apiVersion":
+					e.APIVersion = s
+				case "fieldsType":
+					e.FieldsType = s
+				case "subresource":
+					e.Subresource = s
+				case "time":
+					var t metav1.Time
+					if err := t.UnmarshalQueryParameter(s); err != nil {
+						return nil
+					}
+					e.Time = &t
+				}
+			case "fieldsV1":
+				if v == nil {
+					continue
+				}
+				raw, ok := appendFieldSet(nil, v)
+				if !ok {
+					return nil
+				}
+				e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// appendFieldSet encodes a decoded fieldsV1 value as JSON: nested objects with
+// sorted keys (what json.Marshal writes, minus its HTML escaping), any other value
+// through json.Marshal.
+func appendFieldSet(b []byte, v any) ([]byte, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		j, err := json.Marshal(v)
+		return append(b, j...), err == nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if b, ok = appendFieldSet(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendJSONString quotes s as a JSON string (s comes from a JSON decoder: valid
+// UTF-8, written as is).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // maxFieldsV1 bounds the managedFields entry parsed for creationPolicy ownership.

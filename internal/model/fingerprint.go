@@ -43,20 +43,27 @@ func NewFingerprinter() *Fingerprinter {
 func NewFingerprinterWithKey(key []byte) *Fingerprinter {
 	k := append([]byte(nil), key...)
 	f := &Fingerprinter{}
-	f.pool.New = func() any { return hmac.New(sha256.New, k) }
+	f.pool.New = func() any { return &macState{h: hmac.New(sha256.New, k)} }
 	return f
+}
+
+// macState is a pooled HMAC with its output buffer (h.Sum into a local array
+// would escape: one allocation per value).
+type macState struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
 }
 
 // Sum fingerprints one value.
 func (f *Fingerprinter) Sum(value []byte) Fingerprint {
-	h := f.pool.Get().(hash.Hash)
-	h.Reset()
-	h.Write(value)
-	var sum [sha256.Size]byte
-	out := h.Sum(sum[:0])
-	f.pool.Put(h)
+	st := f.pool.Get().(*macState)
+	st.h.Reset()
+	st.h.Write(value)
+	out := st.h.Sum(st.sum[:0])
 	var fp Fingerprint
 	copy(fp[:], out)
+	clear(st.sum[:])
+	f.pool.Put(st)
 	return fp
 }
 

@@ -144,11 +144,15 @@ func gunzip(data []byte, limit int) ([]byte, error) {
 		return nil, gzipErr(err)
 	}
 	defer zr.Close()
+	// The trailer's size is a hint only (it is mod 2^32 and may lie): too small
+	// and the buffer grows, too large and it is capped by limit. Without a trailer,
+	// start at 64 KiB. (A 64 KiB floor cost most releases — a few KiB of JSON —
+	// an oversized allocation each.)
 	hint := 64 << 10
 	if len(data) >= 18 {
-		if isize := int64(binary.LittleEndian.Uint32(data[len(data)-4:])); isize < int64(limit) && isize+512 > int64(hint) {
+		if isize := int64(binary.LittleEndian.Uint32(data[len(data)-4:])); isize < int64(limit) {
 			hint = int(isize) + 512
-		} else if isize >= int64(limit) {
+		} else {
 			hint = limit + 1
 		}
 	}

@@ -354,8 +354,13 @@ func unquote(dst, raw []byte) (int, bool) {
 		case c == '"' || c < ' ':
 			return 0, false
 		case c < utf8.RuneSelf:
-			put(s[r : r+1])
-			r++
+			// A run of plain ASCII is copied at once (manifests are mostly that).
+			j := r + 1
+			for j < len(s) && s[j] >= ' ' && s[j] < utf8.RuneSelf && s[j] != '\\' && s[j] != '"' {
+				j++
+			}
+			put(s[r:j])
+			r = j
 		default:
 			rr, size := utf8.DecodeRune(s[r:])
 			if rr == utf8.RuneError && size == 1 {

@@ -23,17 +23,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/driftwatch/driftwatch/internal/kube"
 )
 
-// runBaseline is the child mode `bench baseline [--transform]`: bare client-go
-// informers on the resources driftwatch watches, with the same list options,
-// no handlers. It serves /readyz (all informers synced) and /metrics (Go runtime
+// runBaseline is the child mode `bench baseline [--transform] [--json]`: bare
+// client-go informers on the resources driftwatch watches, with the same list
+// options and wire format (protobuf for Secrets, Pods and ServiceAccounts, JSON
+// for the CRDs; --json: JSON for all), no handlers. It serves /readyz (all informers synced) and /metrics (Go runtime
 // and process metrics) so the parent measures it exactly like the agent.
 func runBaseline(args []string) int {
 	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig")
 	listen := fs.String("listen", "127.0.0.1:0", "address for /readyz and /metrics")
 	transform := fs.Bool("transform", false, "set a transform that keeps only name and namespace")
+	jsonWire := fs.Bool("json", false, "decode the typed resources from JSON instead of protobuf (the agent uses protobuf)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -43,7 +47,13 @@ func runBaseline(args []string) int {
 		return 1
 	}
 	rc.QPS, rc.Burst = 20, 40 // as the agent
-	cs := kubernetes.NewForConfigOrDie(rc)
+	// The same wire format as the agent: protobuf for the typed clientset, JSON for
+	// the dynamic one (CRDs), unless --json.
+	csrc := kube.ProtobufConfig(rc)
+	if *jsonWire {
+		csrc = rc
+	}
+	cs := kubernetes.NewForConfigOrDie(csrc)
 	dyn := dynamic.NewForConfigOrDie(rc)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -3,7 +3,11 @@
 // size, then runs, one after another and each as its own process on the same data,
 //
 //   - baseline: bare client-go informers on the resources driftwatch watches, same
-//     list options, no transform, no handlers (the cost of decoding the objects);
+//     list options and wire format as the agent (protobuf for the typed resources,
+//     JSON for the CRDs), no transform, no handlers (the cost of decoding the
+//     objects);
+//   - baseline JSON: the same with JSON for every resource (the wire format of
+//     agents before protobuf; --json-baseline=false skips it);
 //   - baseline+transform: the same, with a transform that keeps only name/namespace
 //     (the floor of a value-free cache);
 //   - driftwatch: the real agent binary with the restricted kubeconfig;
@@ -16,7 +20,7 @@
 //
 //	go run ./test/bench --secrets 20000 --pods 10000 --externalsecrets 5000
 //	go run ./test/bench --smoke
-//	go run ./test/bench baseline [--transform] --kubeconfig F   (child mode)
+//	go run ./test/bench baseline [--transform] [--json] --kubeconfig F   (child mode)
 package main
 
 import (
@@ -30,6 +34,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -61,6 +67,8 @@ type config struct {
 	report        string
 	keep          bool
 	skipBaselines bool
+	jsonBaseline  bool
+	syncRounds    int
 }
 
 // rowSpec is one measured process.
@@ -116,6 +124,8 @@ func run(args []string, stdout io.Writer) int {
 	fs.StringVar(&c.compareAgent, "compare-agent", "", "another agent binary to measure as row \"driftwatch (compare)\" (before/after a fix)")
 	fs.StringVar(&c.report, "report", "", "also write the results as Markdown to this file")
 	fs.BoolVar(&c.skipBaselines, "skip-baselines", false, "measure only the driftwatch rows")
+	fs.IntVar(&c.syncRounds, "sync-rounds", 1, "measure every row's initial sync this many times in all (extra rounds: sync only, alternating order) and report the medians")
+	fs.BoolVar(&c.jsonBaseline, "json-baseline", true, "also measure the baseline with JSON for every resource (sync, RSS, heap)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -194,6 +204,9 @@ func run(args []string, stdout io.Writer) int {
 		rows = append(rows,
 			rowSpec{name: "baseline", bin: self, args: []string{"baseline", "--kubeconfig", kc}, load: true},
 			rowSpec{name: "baseline+transform", bin: self, args: []string{"baseline", "--transform", "--kubeconfig", kc}, load: true})
+		if c.jsonBaseline {
+			rows = append(rows, rowSpec{name: "baseline JSON", bin: self, args: []string{"baseline", "--json", "--kubeconfig", kc}})
+		}
 	}
 	rows = append(rows, rowSpec{name: "driftwatch", bin: agentBin, args: agentArgs(), agent: true, load: true, latency: true})
 	if c.compareAgent != "" {
@@ -227,8 +240,41 @@ func run(args []string, stdout io.Writer) int {
 		results = append(results, res)
 		time.Sleep(min(c.settle, 2*time.Second))
 	}
+	// Extra sync-only rounds: the box is noisy, one sample per row is not enough
+	// to compare rows a few percent apart.
+	syncCPU := map[string][]float64{}
+	for _, r := range results {
+		if r.err == nil {
+			syncCPU[r.name] = append(syncCPU[r.name], r.syncCPU)
+		}
+	}
+	quick := c
+	quick.settle, quick.pprofDir = time.Second, ""
+	for round := 2; round <= c.syncRounds && ctx.Err() == nil; round++ {
+		order := append([]rowSpec(nil), rows...)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, r := range order {
+			if ctx.Err() != nil {
+				break
+			}
+			r.load, r.latency = false, false
+			logf("measuring %s (sync round %d)", r.name, round)
+			res := measure(ctx, quick, cl, w, r, loadCS, logf)
+			if res.err != nil {
+				logf("%s: %v", r.name, res.err)
+				continue
+			}
+			syncCPU[r.name] = append(syncCPU[r.name], res.syncCPU)
+			time.Sleep(time.Second)
+		}
+	}
 	load := loadAvg()
 	table := render(c, w, mach, load, results)
+	if c.syncRounds > 1 {
+		table += renderRounds(rows, syncCPU)
+	}
 	fmt.Fprint(stdout, table)
 	if c.report != "" {
 		if err := os.WriteFile(c.report, []byte(table), 0o644); err != nil {
@@ -517,9 +563,19 @@ func render(c config, w *world, mach, load string, rs []result) string {
 	}
 	base, bt, dw := find("baseline"), find("baseline+transform"), find("driftwatch")
 	if base != nil && dw != nil {
-		fmt.Fprintf(&b, "\nRatios driftwatch / baseline: sync CPU %.2f×, CPU +settle %.2f×, peak RSS %.2f×, steady RSS %.2f×, heap %.2f×, CPU per update %s\n",
+		fmt.Fprintf(&b, "\nRatios driftwatch / baseline (same wire format): sync CPU %.2f×, CPU +settle %.2f×, peak RSS %.2f×, steady RSS %.2f×, heap %.2f×, CPU per update %s\n",
 			dw.syncCPU/base.syncCPU, dw.settleCPU/base.settleCPU, dw.peakRSS/base.peakRSS, dw.steadyRSS/base.steadyRSS, dw.heapInuse/base.heapInuse,
 			dash(base.cpuPerUpdate > 0, fmt.Sprintf("%.2f×", dw.cpuPerUpdate/base.cpuPerUpdate)))
+	}
+	if bj := find("baseline JSON"); bj != nil {
+		for _, name := range []string{"driftwatch", "driftwatch (compare)"} {
+			if r := find(name); r != nil {
+				fmt.Fprintf(&b, "Ratio %s / baseline JSON: sync CPU %.2f×, peak RSS %.2f×\n", name, r.syncCPU/bj.syncCPU, r.peakRSS/bj.peakRSS)
+			}
+		}
+		if base != nil {
+			fmt.Fprintf(&b, "Ratio baseline (protobuf) / baseline JSON: sync CPU %.2f×\n", base.syncCPU/bj.syncCPU)
+		}
 	}
 	if bt != nil && dw != nil {
 		n := float64(c.sz.Secrets + c.sz.Pods)
@@ -529,6 +585,44 @@ func render(c config, w *world, mach, load string, rs []result) string {
 	if dw != nil {
 		fmt.Fprintf(&b, "driftwatch peak RSS / steady RSS: %.2f\n", dw.peakRSS/dw.steadyRSS)
 	}
+	return b.String()
+}
+
+// renderRounds prints every row's sync CPU samples and median, and the ratios
+// of the medians.
+func renderRounds(rows []rowSpec, cpu map[string][]float64) string {
+	var b strings.Builder
+	med := map[string]float64{}
+	fmt.Fprintf(&b, "\nSync CPU s over rounds (first: the row above; then alternating order):\n\n| row | samples | median |\n|---|---|---:|\n")
+	for _, r := range rows {
+		v := slices.Clone(cpu[r.name])
+		if len(v) == 0 {
+			continue
+		}
+		sort.Float64s(v)
+		m := v[len(v)/2]
+		if len(v)%2 == 0 {
+			m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		med[r.name] = m
+		var ss []string
+		for _, x := range cpu[r.name] {
+			ss = append(ss, fmt.Sprintf("%.2f", x))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.2f |\n", r.name, strings.Join(ss, " "), m)
+	}
+	ratio := func(a, base string) {
+		if med[a] > 0 && med[base] > 0 {
+			fmt.Fprintf(&b, "Median sync CPU %s / %s: %.2f×\n", a, base, med[a]/med[base])
+		}
+	}
+	b.WriteString("\n")
+	ratio("driftwatch", "baseline")
+	ratio("driftwatch", "baseline JSON")
+	ratio("driftwatch (compare)", "baseline JSON")
+	ratio("driftwatch (compare)", "baseline")
+	ratio("baseline", "baseline JSON")
+	ratio("driftwatch", "driftwatch (compare)")
 	return b.String()
 }
 
