@@ -291,7 +291,9 @@ func TestTLSVerification(t *testing.T) {
 	srv := newAPIServer(t)
 	tok := writeFile(t, "token", testToken, 0o400)
 	// No CA file: the test server's certificate is not trusted.
-	c, err := NewClient(ClientConfig{Server: srv.URL, TokenFile: tok, Timeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	// A generous timeout: a loaded CI box can take over a second for a TLS
+	// handshake, and this test is about verification, not about timeouts.
+	c, err := NewClient(ClientConfig{Server: srv.URL, TokenFile: tok, Timeout: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +305,7 @@ func TestTLSVerification(t *testing.T) {
 		t.Fatal("no request may reach an unverified server")
 	}
 	// Insecure: verification off.
-	c, err = NewClient(ClientConfig{Server: srv.URL, TokenFile: tok, Insecure: true, Timeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	c, err = NewClient(ClientConfig{Server: srv.URL, TokenFile: tok, Insecure: true, Timeout: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
