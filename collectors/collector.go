@@ -56,6 +56,9 @@ type detector struct {
 type nsResult struct {
 	gen     model.Generation
 	metrics []prometheus.Metric
+	// text is metrics in the text exposition format, per family without the
+	// HELP/TYPE header, encoded at the first WriteText that needs it.
+	text map[*prometheus.Desc][]byte
 }
 
 // Findings is the scrape-time collector of every detector's findings.
@@ -68,10 +71,12 @@ type Findings struct {
 	// mu serialises scrapes over the per-namespace results they reuse.
 	mu sync.Mutex
 	// cached: detector → namespace → result, valid for availability cachedAvail.
-	cached      map[string]map[string]nsResult
+	cached      map[string]map[string]*nsResult
 	cachedAvail string
 	// evaluations counts per-namespace detector runs (reuse is the rest).
 	evaluations map[string]uint64
+	// headers: each family's HELP and TYPE lines (WriteText).
+	headers map[*prometheus.Desc][]byte
 	// noSplit runs every detector on the whole model (tests compare both ways).
 	noSplit bool
 }
@@ -94,11 +99,15 @@ func (f *Findings) DetectorNames() []string {
 }
 
 var (
-	descDetectorEnabled  = prometheus.NewDesc("driftwatch_detector_enabled", "1 when the detector runs: every resource it needs is served, permitted and synced.", []string{"detector"}, nil)
-	descDetectorDuration = prometheus.NewDesc("driftwatch_detector_duration_seconds", "How long the detector took during this scrape.", []string{"detector"}, nil)
-	descDetectorNSEvals  = prometheus.NewDesc("driftwatch_detector_namespace_evaluations_total",
-		"Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.", []string{"detector"}, nil)
+	descDetectorEnabled  = selfDesc("driftwatch_detector_enabled", "1 when the detector runs: every resource it needs is served, permitted and synced.", "detector")
+	descDetectorDuration = selfDesc("driftwatch_detector_duration_seconds", "How long the detector took during this scrape.", "detector")
+	descDetectorNSEvals  = selfDesc("driftwatch_detector_namespace_evaluations_total",
+		"Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.", "detector")
 )
+
+func selfDesc(name, help string, labels ...string) *prometheus.Desc {
+	return describe(prometheus.NewDesc(name, help, labels, nil), name, help)
+}
 
 // Describe sends every descriptor the collector may emit.
 func (f *Findings) Describe(ch chan<- *prometheus.Desc) {
@@ -116,16 +125,32 @@ func (f *Findings) Describe(ch chan<- *prometheus.Desc) {
 // availability); their other namespaces' metrics are reused. The metrics are the
 // same as a full recomputation's: the tests compare both after random changes.
 func (f *Findings) Collect(ch chan<- prometheus.Metric) {
-	avail := model.AvailabilityOf(f.health.States())
-	now := f.cfg.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if sig := availSignature(avail); sig != f.cachedAvail || f.cached == nil {
-		f.cached, f.cachedAvail = map[string]map[string]nsResult{}, sig
+	var reused [][]prometheus.Metric
+	fresh := f.evaluate(func(r *nsResult) { reused = append(reused, r.metrics) })
+	for _, ms := range reused {
+		for _, m := range ms {
+			ch <- m
+		}
 	}
-	// Detectors run under the model's read lock; the metrics are sent after it is
-	// released, so the informers' event handlers (which need the write lock) wait
-	// only for the detectors, not for the registry to encode every series.
+	for _, m := range fresh {
+		ch <- m
+	}
+}
+
+// evaluate runs the detectors (the caller holds f.mu). It hands each
+// per-namespace result, computed now or reused, to result and returns the other
+// metrics (cluster-wide detectors, detector_* gauges).
+func (f *Findings) evaluate(result func(*nsResult)) []prometheus.Metric {
+	avail := model.AvailabilityOf(f.health.States())
+	now := f.cfg.Now()
+	if sig := availSignature(avail); sig != f.cachedAvail || f.cached == nil {
+		f.cached, f.cachedAvail = map[string]map[string]*nsResult{}, sig
+	}
+	// Detectors run under the model's read lock; the metrics are sent and encoded
+	// after it is released, so the informers' event handlers (which need the
+	// write lock) wait only for the detectors, not for the encoding.
 	e := &emitter{cfg: &f.cfg}
 	f.store.Read(func(v model.View) {
 		for _, d := range f.detectors {
@@ -137,7 +162,7 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 			}
 			start := time.Now()
 			if d.perNamespace && !f.noSplit {
-				f.emitPerNamespace(e, d, v, avail, now)
+				f.emitPerNamespace(e, d, v, avail, now, result)
 			} else {
 				d.emit(e, v, avail, now)
 			}
@@ -147,25 +172,25 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	})
-	for _, m := range e.buf {
-		ch <- m
-	}
+	return e.buf
 }
 
-func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail model.Availability, now time.Time) {
+func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail model.Availability, now time.Time, result func(*nsResult)) {
 	prev := f.cached[d.name]
-	next := make(map[string]nsResult, len(prev))
+	next := make(map[string]*nsResult, len(prev))
 	for _, ns := range v.Namespaces() {
 		gen := v.Generation(ns)
-		if r, ok := prev[ns]; ok && r.gen == gen {
-			e.buf = append(e.buf, r.metrics...)
-			next[ns] = r
-			continue
+		r, ok := prev[ns]
+		if !ok || r.gen != gen {
+			f.evaluations[d.name]++
+			sub := &emitter{cfg: e.cfg}
+			d.emit(sub, v.InNamespace(ns), avail, now)
+			r = &nsResult{gen: gen, metrics: slices.Clip(sub.buf)}
 		}
-		from := len(e.buf)
-		f.evaluations[d.name]++
-		d.emit(e, v.InNamespace(ns), avail, now)
-		next[ns] = nsResult{gen: gen, metrics: slices.Clip(slices.Clone(e.buf[from:]))}
+		next[ns] = r
+		if len(r.metrics) > 0 {
+			result(r)
+		}
 	}
 	f.cached[d.name] = next
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	pmodel "github.com/prometheus/common/model"
 
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -108,6 +111,50 @@ func gatherText(t *testing.T, f *Findings) string {
 	return buf.String()
 }
 
+// normalize parses text exposition (failing on anything malformed, such as a
+// family split in two) and re-encodes it with families and series sorted.
+func normalize(t *testing.T, text string) string {
+	t.Helper()
+	p := expfmt.NewTextParser(pmodel.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("unparsable exposition: %v\n%s", err, text)
+	}
+	names := make([]string, 0, len(mfs))
+	for n := range mfs {
+		if n == "driftwatch_detector_duration_seconds" || n == "driftwatch_detector_namespace_evaluations_total" {
+			continue
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var buf bytes.Buffer
+	for _, n := range names {
+		mf := mfs[n]
+		key := func(m *dto.Metric) string {
+			var sb strings.Builder
+			for _, l := range m.GetLabel() {
+				sb.WriteString(l.GetName() + "=" + l.GetValue() + ",")
+			}
+			return sb.String()
+		}
+		sort.Slice(mf.Metric, func(i, j int) bool { return key(mf.Metric[i]) < key(mf.Metric[j]) })
+		if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.String()
+}
+
+func writeText(t *testing.T, f *Findings) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 func TestIncrementalEqualsFullRecompute(t *testing.T) {
 	now := time.Unix(10000, 0)
 	cfg := Config{Inventory: true, Now: func() time.Time { return now }}
@@ -117,6 +164,7 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 		s := model.NewStore(nil)
 		health := allAvailable()
 		inc := NewFindings(s, health, cfg)
+		incText := NewFindings(s, health, cfg) // reuses encoded text across steps
 		findings := 0
 		for step := 0; step < 400; step++ {
 			ns := namespaces[r.IntN(len(namespaces))]
@@ -157,6 +205,9 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 			if got != fresh || got != full {
 				t.Fatalf("seed %d step %d: reused results differ from a recomputation\nreused:\n%s\nfresh:\n%s\nwhole model:\n%s",
 					seed, step, got, fresh, full)
+			}
+			if txt, want := normalize(t, writeText(t, incText)), normalize(t, got); txt != want {
+				t.Fatalf("seed %d step %d: WriteText differs from the registry's exposition\nWriteText:\n%s\nregistry:\n%s", seed, step, txt, want)
 			}
 			findings += strings.Count(got, "\ndriftwatch_") - strings.Count(got, "\ndriftwatch_detector_enabled")
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 func newDesc(name, help string, labels ...string) *prometheus.Desc {
-	d := prometheus.NewDesc(name, help, labels, nil)
+	d := describe(prometheus.NewDesc(name, help, labels, nil), name, help)
 	allFindingDescs = append(allFindingDescs, d)
 	return d
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -51,10 +50,15 @@ type Clients struct {
 
 // Agent is a running agent's parts, exposed for tests and the check command.
 type Agent struct {
-	Store    *model.Store
-	Manager  *kube.Manager
+	Store   *model.Store
+	Manager *kube.Manager
+	// Registry holds every collector, the findings included (tests, the check
+	// command). /metrics encodes the others through client_golang and appends
+	// Findings.WriteText, which reuses the text of unchanged namespaces.
 	Registry *prometheus.Registry
 	Findings *dwcollectors.Findings
+	others   *prometheus.Registry
+	log      *slog.Logger
 }
 
 // New builds an agent without starting it.
@@ -75,15 +79,16 @@ func New(c Clients, cfg Config) *Agent {
 		opts.NamespaceFilter = ShardFilter(cfg.Shard, cfg.Shards)
 	}
 	mgr := kube.NewManager(c.Core, c.Dynamic, c.Discovery, store, tr, opts)
-	reg := prometheus.NewRegistry()
 	findings := dwcollectors.NewFindings(store, mgr, cfg.Findings)
-	reg.MustRegister(
+	others := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		dwcollectors.NewSelf(store, mgr, mgr, Build).WithDecodeErrors(tr),
-		findings,
-	)
-	return &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings}
+	}
+	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
+	reg.MustRegister(append(others, findings)...)
+	rest.MustRegister(others...)
+	return &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log}
 }
 
 // ShardFilter assigns namespaces to shards by a stable FNV-1a hash, so every join
@@ -99,10 +104,7 @@ func ShardFilter(shard, shards int) func(string) bool {
 // Handler serves /metrics, /healthz and /readyz.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{
-		ErrorHandling:     promhttp.ContinueOnError,
-		EnableOpenMetrics: false,
-	}))
+	mux.Handle("/metrics", a.metricsHandler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("ok\n"))

@@ -1,0 +1,140 @@
+package collectors
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// WriteText writes every finding in the Prometheus text exposition format
+// (version 0.0.4), the same series Collect sends. A namespace's results that a
+// scrape reuses are also reused already encoded: the text of a per-namespace
+// result is produced once, when it is first written, and copied afterwards, so
+// a scrape encodes only what changed and the cluster-wide detectors' series. The
+// agent's /metrics handler uses it (with the other collectors encoded by
+// client_golang); tests hold it equal to the registry's output.
+func (f *Findings) WriteText(w io.Writer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var order []*prometheus.Desc
+	chunks := map[*prometheus.Desc][][]byte{}
+	add := func(d *prometheus.Desc, b []byte) {
+		if _, ok := chunks[d]; !ok {
+			order = append(order, d)
+		}
+		chunks[d] = append(chunks[d], b)
+	}
+	var encErr error
+	fresh := f.evaluate(func(r *nsResult) {
+		if r.text == nil {
+			t, err := f.encode(r.metrics)
+			if err != nil {
+				encErr = err
+				return
+			}
+			r.text = t
+		}
+		for _, d := range descOrder(r.metrics) {
+			add(d, r.text[d])
+		}
+	})
+	if encErr != nil {
+		return encErr
+	}
+	t, err := f.encode(fresh)
+	if err != nil {
+		return err
+	}
+	for _, d := range descOrder(fresh) {
+		add(d, t[d])
+	}
+	for _, d := range order {
+		if _, err := w.Write(f.headers[d]); err != nil {
+			return err
+		}
+		for _, b := range chunks[d] {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// descOrder lists the descriptors of ms in order of first appearance.
+func descOrder(ms []prometheus.Metric) []*prometheus.Desc {
+	var out []*prometheus.Desc
+	seen := map[*prometheus.Desc]bool{}
+	for _, m := range ms {
+		if d := m.Desc(); !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// encode renders metrics per family, without the HELP/TYPE header, which it
+// records in f.headers (the caller holds f.mu).
+func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, error) {
+	fams := map[*prometheus.Desc]*dto.MetricFamily{}
+	var order []*prometheus.Desc
+	for _, m := range ms {
+		d := m.Desc()
+		fam := fams[d]
+		if fam == nil {
+			info, ok := familyOf[d]
+			if !ok {
+				return nil, fmt.Errorf("collectors: no family registered for %s", d)
+			}
+			fam = &dto.MetricFamily{Name: &info.name, Help: &info.help}
+			fams[d] = fam
+			order = append(order, d)
+		}
+		pb := &dto.Metric{}
+		if err := m.Write(pb); err != nil {
+			return nil, fmt.Errorf("collectors: %s: %w", d, err)
+		}
+		typ := dto.MetricType_GAUGE
+		if pb.Counter != nil {
+			typ = dto.MetricType_COUNTER
+		}
+		fam.Type = &typ
+		fam.Metric = append(fam.Metric, pb)
+	}
+	out := make(map[*prometheus.Desc][]byte, len(order))
+	var buf bytes.Buffer
+	for _, d := range order {
+		buf.Reset()
+		if _, err := expfmt.MetricFamilyToText(&buf, fams[d]); err != nil {
+			return nil, err
+		}
+		b := buf.Bytes()
+		// The first two lines are "# HELP ..." and "# TYPE ...".
+		cut := bytes.IndexByte(b, '\n')
+		cut += 1 + bytes.IndexByte(b[cut+1:], '\n')
+		if f.headers == nil {
+			f.headers = map[*prometheus.Desc][]byte{}
+		}
+		if _, ok := f.headers[d]; !ok {
+			f.headers[d] = bytes.Clone(b[:cut+1])
+		}
+		out[d] = bytes.Clone(b[cut+1:])
+	}
+	return out, nil
+}
+
+type familyInfo struct{ name, help string }
+
+// familyOf maps every descriptor the findings collector emits to its family's
+// name and help (prometheus.Desc does not expose them).
+var familyOf = map[*prometheus.Desc]familyInfo{}
+
+func describe(d *prometheus.Desc, name, help string) *prometheus.Desc {
+	familyOf[d] = familyInfo{name, help}
+	return d
+}
