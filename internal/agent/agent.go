@@ -91,6 +91,18 @@ func New(c Clients, cfg Config) *Agent {
 	return &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log}
 }
 
+// Register adds a collector to what /metrics serves (and to Registry).
+func (a *Agent) Register(c prometheus.Collector) error {
+	if err := a.Registry.Register(c); err != nil {
+		return err
+	}
+	if err := a.others.Register(c); err != nil {
+		a.Registry.Unregister(c)
+		return err
+	}
+	return nil
+}
+
 // ShardFilter assigns namespaces to shards by a stable FNV-1a hash, so every join
 // between objects of one namespace stays in one shard.
 func ShardFilter(shard, shards int) func(string) bool {

@@ -48,7 +48,7 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Registry.Register(c); err != nil {
+	if err := a.Register(c); err != nil {
 		return fmt.Errorf("argocd: register metrics: %w", err)
 	}
 	log.Info("argocd: polling the API for desired state", "server", cfg.Server)

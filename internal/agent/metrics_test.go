@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	pmodel "github.com/prometheus/common/model"
@@ -63,6 +64,11 @@ func TestMetricsHandlerMatchesRegistry(t *testing.T) {
 			t.Fatal("demo did not sync")
 		}
 	}
+	// Collectors added after New (the Argo CD poller's) are served too.
+	extra := prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftwatch_test_extra", Help: "A collector registered after New."})
+	if err := a.Register(extra); err != nil {
+		t.Fatal(err)
+	}
 	h := a.Handler()
 	for _, gz := range []bool{false, true} {
 		for round := 0; round < 2; round++ { // the second scrape reuses the encoded text
@@ -89,6 +95,9 @@ func TestMetricsHandlerMatchesRegistry(t *testing.T) {
 				}
 			}
 			served := families(t, string(body))
+			if _, ok := served["driftwatch_test_extra"]; !ok {
+				t.Fatal("a collector added with Register is not served")
+			}
 			gathered, err := a.Registry.Gather()
 			if err != nil {
 				t.Fatal(err)
