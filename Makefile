@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REV     ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REV)
 
-.PHONY: build test demo lint tools e2e unit fuzz bench bench-e2e bench-smoke clean
+.PHONY: build test demo lint tools e2e unit fuzz bench bench-go bench-e2e bench-smoke clean
 
 build: ## static agent binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/driftwatch ./cmd/agent
@@ -32,11 +32,13 @@ fuzz: ## longer fuzz run: make fuzz FUZZTIME=10m
 	for f in $$($(GO) test -list '^Fuzz' ./internal/parse/ | grep '^Fuzz'); do \
 	  $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$${FUZZTIME:-2m} ./internal/parse/ || exit 1; done
 
-bench: ## Go benchmarks (numbers, never assertions)
-	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/
+bench: bench-go bench-e2e ## the performance benchmark: Go benchmarks, then the issue's size on the real apiserver (docs/performance.md)
 
-bench-e2e: tools ## full-size bench on the real apiserver (~12 min; numbers, never assertions)
-	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --report bench-report.md $(BENCHFLAGS)
+bench-go: ## Go benchmarks (numbers, never assertions); DRIFTWATCH_BENCH_SCALE=1 / DRIFTWATCH_HEAP_SCALE=1 for full size
+	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/ ./internal/kube/ ./internal/agent/
+
+bench-e2e: tools ## full-size bench on the real apiserver (~15 min; numbers, never assertions)
+	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --report bench-report.md --sync-rounds 5 $(BENCHFLAGS)
 
 bench-smoke: tools ## tiny bench: checks every row is produced
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --smoke
