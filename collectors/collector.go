@@ -55,10 +55,15 @@ type detector struct {
 // nsResult is one namespace's metrics from one per-namespace detector.
 type nsResult struct {
 	gen     model.Generation
+	series  int
 	metrics []prometheus.Metric
-	// text is metrics in the text exposition format, per family without the
-	// HELP/TYPE header, encoded at the first WriteText that needs it.
-	text map[*prometheus.Desc][]byte
+	// text is the metrics in the text exposition format, per family without the
+	// HELP/TYPE header (order: the families in order of first appearance),
+	// encoded at the first WriteText that needs it. The metrics are then dropped:
+	// /metrics only needs the text, and keeping both would double what the
+	// cache holds. Collect (tests, agent check) recomputes a text-only result.
+	text  map[*prometheus.Desc][]byte
+	order []*prometheus.Desc
 }
 
 // Findings is the scrape-time collector of every detector's findings.
@@ -128,7 +133,7 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var reused [][]prometheus.Metric
-	fresh := f.evaluate(func(r *nsResult) { reused = append(reused, r.metrics) })
+	fresh := f.evaluate(true, func(r *nsResult) { reused = append(reused, r.metrics) })
 	for _, ms := range reused {
 		for _, m := range ms {
 			ch <- m
@@ -142,7 +147,7 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 // evaluate runs the detectors (the caller holds f.mu). It hands each
 // per-namespace result, computed now or reused, to result and returns the other
 // metrics (cluster-wide detectors, detector_* gauges).
-func (f *Findings) evaluate(result func(*nsResult)) []prometheus.Metric {
+func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) []prometheus.Metric {
 	avail := model.AvailabilityOf(f.health.States())
 	now := f.cfg.Now()
 	if sig := availSignature(avail); sig != f.cachedAvail || f.cached == nil {
@@ -162,7 +167,7 @@ func (f *Findings) evaluate(result func(*nsResult)) []prometheus.Metric {
 			}
 			start := time.Now()
 			if d.perNamespace && !f.noSplit {
-				f.emitPerNamespace(e, d, v, avail, now, result)
+				f.emitPerNamespace(e, d, v, avail, now, needMetrics, result)
 			} else {
 				d.emit(e, v, avail, now)
 			}
@@ -175,20 +180,21 @@ func (f *Findings) evaluate(result func(*nsResult)) []prometheus.Metric {
 	return e.buf
 }
 
-func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail model.Availability, now time.Time, result func(*nsResult)) {
+func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail model.Availability, now time.Time,
+	needMetrics bool, result func(*nsResult)) {
 	prev := f.cached[d.name]
 	next := make(map[string]*nsResult, len(prev))
 	for _, ns := range v.Namespaces() {
 		gen := v.Generation(ns)
 		r, ok := prev[ns]
-		if !ok || r.gen != gen {
+		if !ok || r.gen != gen || needMetrics && r.metrics == nil && r.series > 0 {
 			f.evaluations[d.name]++
 			sub := &emitter{cfg: e.cfg}
 			d.emit(sub, v.InNamespace(ns), avail, now)
-			r = &nsResult{gen: gen, metrics: slices.Clip(sub.buf)}
+			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf)}
 		}
 		next[ns] = r
-		if len(r.metrics) > 0 {
+		if r.series > 0 {
 			result(r)
 		}
 	}

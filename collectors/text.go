@@ -29,16 +29,16 @@ func (f *Findings) WriteText(w io.Writer) error {
 		chunks[d] = append(chunks[d], b)
 	}
 	var encErr error
-	fresh := f.evaluate(func(r *nsResult) {
+	fresh := f.evaluate(false, func(r *nsResult) {
 		if r.text == nil {
 			t, err := f.encode(r.metrics)
 			if err != nil {
 				encErr = err
 				return
 			}
-			r.text = t
+			r.text, r.order, r.metrics = t, descOrder(r.metrics), nil
 		}
-		for _, d := range descOrder(r.metrics) {
+		for _, d := range r.order {
 			add(d, r.text[d])
 		}
 	})
