@@ -181,14 +181,14 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 				s.UpsertExternalSecret(incES(r, ns, fmt.Sprintf("e%d", r.IntN(4)), now))
 			case 8:
 				s.DeleteExternalSecret(ns, fmt.Sprintf("e%d", r.IntN(4)))
-			case 9: // a release in one namespace rendering into another
-				into := namespaces[r.IntN(len(namespaces))]
+			case 9: // a release in one namespace rendering into another, maybe one without objects
+				into := append(namespaces, "no-objects")[r.IntN(len(namespaces)+1)]
 				s.UpsertHelmRelease(&model.HelmRelease{ObjectMeta: om(ns, "sh.helm.release.v1.rel.v1"), Release: "rel", Revision: 1,
 					Status: "deployed", Expectations: []model.HelmExpectation{{Kind: "Secret", Namespace: into,
 						Name: fmt.Sprintf("s%d", r.IntN(5)), Keys: []string{fmt.Sprintf("k%d", r.IntN(5))}}}})
 			case 10:
 				s.SetArgoDesired(model.Ref{Namespace: "argocd", Name: "app"}, []model.DesiredObject{{Kind: "Secret",
-					Namespace: namespaces[r.IntN(len(namespaces))], Name: fmt.Sprintf("s%d", r.IntN(5)),
+					Namespace: append(namespaces, "argo-only")[r.IntN(len(namespaces)+1)], Name: fmt.Sprintf("s%d", r.IntN(5)),
 					DataKeys: []string{fmt.Sprintf("k%d", r.IntN(5))}}})
 			case 11:
 				s.UpsertStore(&model.SecretStore{ObjectMeta: om("", "vault"), StoreKind: "ClusterSecretStore", Provider: "vault",

@@ -30,10 +30,17 @@ func (s *Store) touch(ns string) {
 	s.gens.ns[ns] = s.gens.counter
 }
 
+// touchDeleted records a delete in namespace ns: the namespace may now be empty.
+func (s *Store) touchDeleted(ns string) {
+	s.touch(ns)
+	s.nsList = nil
+}
+
 // touchAll records a write whose effect is not confined to one namespace.
 func (s *Store) touchAll() {
 	s.gens.counter++
 	s.gens.global = s.gens.counter
+	s.nsList = nil
 }
 
 // Generation is a namespace's change stamp and the global one: a result computed
@@ -43,23 +50,70 @@ type Generation struct{ Namespace, Global, ArgoDesired uint64 }
 // Generation returns namespace ns's current generation. Read it before computing
 // from the view: the Argo CD desired state changes without the store's lock.
 func (v View) Generation(ns string) Generation {
-	return Generation{Namespace: v.s.gens.ns[ns], Global: v.s.gens.global, ArgoDesired: v.s.argoDesired().generation()}
+	desired := v.s.argoDesired().generation()
+	v.s.nsMu.Lock() // Namespaces prunes gens.ns under it while other readers may run
+	defer v.s.nsMu.Unlock()
+	return Generation{Namespace: v.s.gens.ns[ns], Global: v.s.gens.global, ArgoDesired: desired}
 }
 
-// Namespaces lists, sorted, every namespace that has held a namespaced record
-// (Secret, Pod, ServiceAccount, ExternalSecret) since the store was created.
+// Namespaces lists, sorted, every namespace a per-namespace detector may report
+// on: those holding a namespaced record (Secret, Pod, ServiceAccount,
+// ExternalSecret, SecretStore, Helm release) and those that a deployed Helm
+// release renders into or Argo CD desires objects in, which may hold nothing yet
+// (their expected Secrets are absent). A namespace that empties is dropped, and
+// its generation with it: memory follows the namespaces that exist.
 func (v View) Namespaces() []string {
+	desiredGen := v.s.argoDesired().generation()
 	v.s.nsMu.Lock()
 	defer v.s.nsMu.Unlock()
-	if v.s.nsList == nil {
-		l := make([]string, 0, len(v.s.gens.ns))
-		for ns := range v.s.gens.ns {
-			l = append(l, ns)
-		}
-		sort.Strings(l)
-		v.s.nsList = l
+	if v.s.nsList != nil && v.s.nsListDesired == desiredGen {
+		return v.s.nsList
 	}
-	return v.s.nsList
+	set := map[string]bool{}
+	for _, x := range v.s.secretList.list(v.s.secrets) {
+		set[x.Namespace] = true
+	}
+	for _, x := range v.s.podList.list(v.s.pods) {
+		set[x.Namespace] = true
+	}
+	for _, x := range v.s.esList.list(v.s.es) {
+		set[x.Namespace] = true
+	}
+	for r := range v.s.sas {
+		set[r.Namespace] = true
+	}
+	for k := range v.s.stores {
+		if k.Namespace != "" {
+			set[k.Namespace] = true
+		}
+	}
+	for r := range v.s.releases {
+		set[r.Namespace] = true
+	}
+	for _, h := range v.DeployedReleases() {
+		for _, x := range h.Expectations {
+			if x.Namespace != "" {
+				set[x.Namespace] = true
+			}
+		}
+	}
+	for _, d := range v.ArgoDesiredAll() {
+		set[d.Namespace] = true
+	}
+	// Forget the generations of namespaces that emptied. Readers hold the read
+	// lock, so no writer runs; readers touch gens.ns only under nsMu.
+	for ns := range v.s.gens.ns {
+		if !set[ns] {
+			delete(v.s.gens.ns, ns)
+		}
+	}
+	l := make([]string, 0, len(set))
+	for ns := range set {
+		l = append(l, ns)
+	}
+	sort.Strings(l)
+	v.s.nsList, v.s.nsListDesired = l, desiredGen
+	return l
 }
 
 // InNamespace returns the view restricted to namespace ns: Secrets, Pods,

@@ -64,12 +64,14 @@ type Store struct {
 	podList    sortedList[*Pod]
 	esList     sortedList[*ExternalSecret]
 
-	// gens stamps writes per namespace (scope.go); nsList caches its sorted keys.
+	// gens stamps writes per namespace (scope.go); nsList caches View.Namespaces.
 	gens generations
 	// deployed caches DeployedReleases until a Helm release record changes.
 	deployed sortedList[*HelmRelease]
 	nsMu     sync.Mutex
 	nsList   []string
+	// nsListDesired is the Argo CD desired-state generation nsList was built at.
+	nsListDesired uint64
 }
 
 // sortedList caches one map's values sorted by namespace and name. Writers
@@ -193,7 +195,7 @@ func (s *Store) UpsertSecret(sec *Secret, now time.Time) {
 func (s *Store) DeleteSecret(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.touch(ns)
+	s.touchDeleted(ns)
 	r := refOf(ns, name)
 	if _, ok := s.secrets[r]; ok {
 		s.secretList.invalidate()
@@ -229,7 +231,7 @@ func (s *Store) UpsertPod(p *Pod) {
 func (s *Store) DeletePod(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.touch(ns)
+	s.touchDeleted(ns)
 	r := refOf(ns, name)
 	if old := s.pods[r]; old != nil {
 		for _, u := range old.Uses {
@@ -252,7 +254,7 @@ func (s *Store) UpsertServiceAccount(sa *ServiceAccount) {
 func (s *Store) DeleteServiceAccount(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.touch(ns)
+	s.touchDeleted(ns)
 	delete(s.sas, refOf(ns, name))
 }
 
@@ -279,7 +281,7 @@ func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
 func (s *Store) DeleteExternalSecret(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.touch(ns)
+	s.touchDeleted(ns)
 	r := refOf(ns, name)
 	if old := s.es[r]; old != nil {
 		s.esByTarget.del(refOf(old.Namespace, old.Target), old.Name)
