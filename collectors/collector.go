@@ -54,8 +54,11 @@ type detector struct {
 
 // nsResult is one namespace's metrics from one per-namespace detector.
 type nsResult struct {
-	gen     model.Generation
-	series  int
+	gen    model.Generation
+	series int
+	// recheck: a verdict depended on the time (a grace period) and may change
+	// then without any write; zero when none did.
+	recheck time.Time
 	metrics []prometheus.Metric
 	// text is the metrics in the text exposition format, per family without the
 	// HELP/TYPE header (order: the families in order of first appearance),
@@ -169,7 +172,7 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) []promethe
 			if d.perNamespace && !f.noSplit {
 				f.emitPerNamespace(e, d, v, avail, now, needMetrics, result)
 			} else {
-				d.emit(e, v, avail, now)
+				d.emit(e, v.At(now, nil), avail, now)
 			}
 			e.gauge(descDetectorDuration, time.Since(start).Seconds(), d.name)
 			if d.perNamespace {
@@ -187,11 +190,13 @@ func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail 
 	for _, ns := range v.Namespaces() {
 		gen := v.Generation(ns)
 		r, ok := prev[ns]
-		if !ok || r.gen != gen || needMetrics && r.metrics == nil && r.series > 0 {
+		if !ok || r.gen != gen || needMetrics && r.metrics == nil && r.series > 0 ||
+			!r.recheck.IsZero() && !now.Before(r.recheck) {
 			f.evaluations[d.name]++
 			sub := &emitter{cfg: e.cfg}
-			d.emit(sub, v.InNamespace(ns), avail, now)
-			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf)}
+			var recheck time.Time
+			d.emit(sub, v.InNamespace(ns).At(now, &recheck), avail, now)
+			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), recheck: recheck}
 		}
 		next[ns] = r
 		if r.series > 0 {

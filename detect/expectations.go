@@ -34,6 +34,9 @@ type expSet struct {
 	// namespace-restricted view still sees every Helm release and Argo CD object).
 	scope  string
 	scoped bool
+	// settle skips the expectations of an ExternalSecret whose target is absent
+	// while its status is within TargetGrace (the missing-keys detector).
+	settle bool
 }
 
 func newExpSet(size int) *expSet { return &expSet{m: make(map[expKey]*Expectation, size)} }
@@ -141,6 +144,11 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 		v.EachExternalSecret(func(e *model.ExternalSecret) {
 			if e.DecodeErr != "" || e.Ready.Status == "" {
 				return // not reconciled yet: ESO has not acted, nothing to expect
+			}
+			if set.settle {
+				if _, ok := v.Secret(e.Namespace, e.Target); !ok && targetUnsettled(v, e) {
+					return
+				}
 			}
 			c := Consumer{Kind: "ExternalSecret", Name: e.Name}
 			keys := ESExpectedKeys(e)

@@ -39,6 +39,7 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 	// Only the violated expectations are gathered: an expectation is kept when its
 	// Secret is absent or lacks the key, before any entry is built for it.
 	set := newExpSet(0)
+	set.settle = true
 	set.keep = func(ns, secret, key string) bool {
 		s, ok := v.Secret(ns, secret)
 		if !ok {

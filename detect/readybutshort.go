@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"time"
+
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -45,6 +47,9 @@ func ReadyButShortES(v model.View, avail model.Availability) []ReadyButShort {
 		s, ok := v.Secret(e.Namespace, e.Target)
 		switch {
 		case !ok:
+			if targetUnsettled(v, e) {
+				continue
+			}
 			r.Reason, r.Missing = ShortAbsent, atLeastOne(len(expected))
 		case s.Keys.Len() == 0:
 			r.Reason, r.Missing = ShortEmpty, atLeastOne(len(expected))
@@ -80,4 +85,31 @@ func unionKeys(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// TargetGrace is how long after an ExternalSecret's status last changed an absent
+// target is not yet judged. ESO writes the Secret and then the status, but the
+// two reach driftwatch on separate watch streams in either order: for a moment
+// after a sync the ExternalSecret can say Ready while its Secret's create event
+// is still in flight. A target still absent after the grace is reported (the
+// pages wait minutes anyway).
+const TargetGrace = 15 * time.Second
+
+// targetUnsettled reports whether e's status changed less than TargetGrace before
+// the view's evaluation time, and asks for a recheck when the grace ends. A view
+// without an evaluation time (model.View.At) applies no grace.
+func targetUnsettled(v model.View, e *model.ExternalSecret) bool {
+	now := v.Now()
+	if now.IsZero() {
+		return false
+	}
+	last := e.RefreshTime
+	if t := e.Ready.LastTransitionTime; t.After(last) {
+		last = t
+	}
+	if last.IsZero() || now.Sub(last) >= TargetGrace {
+		return false
+	}
+	v.RecheckAt(last.Add(TargetGrace))
+	return true
 }

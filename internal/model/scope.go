@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Change generations let a reader tell which namespaces changed since it last
@@ -121,7 +122,31 @@ func (v View) Namespaces() []string {
 // namespace's records. Lookups by name, ServiceAccounts, stores, Helm releases and
 // Argo CD objects stay cluster-wide: a detector that derives namespace ns's
 // findings from them filters by namespace itself (see Scope).
-func (v View) InNamespace(ns string) View { return View{s: v.s, ns: ns, scoped: true} }
+func (v View) InNamespace(ns string) View {
+	v.ns, v.scoped = ns, true
+	return v
+}
+
+// At returns the view with the evaluation time now. A detector whose verdict
+// depends on it (a grace period) calls RecheckAt with the time the verdict may
+// change, which is recorded in *recheck (the earliest wins): a result reused
+// between writes must be evaluated again by then. Without At, Now is zero and
+// detectors apply no grace.
+func (v View) At(now time.Time, recheck *time.Time) View {
+	v.now, v.recheck = now, recheck
+	return v
+}
+
+// Now is the evaluation time given to At (zero without it).
+func (v View) Now() time.Time { return v.now }
+
+// RecheckAt records that a verdict computed from this view may change at t
+// without any write.
+func (v View) RecheckAt(t time.Time) {
+	if v.recheck != nil && (v.recheck.IsZero() || t.Before(*v.recheck)) {
+		*v.recheck = t
+	}
+}
 
 // Scope returns the namespace the view is restricted to, and whether it is.
 func (v View) Scope() (string, bool) { return v.ns, v.scoped }

@@ -379,6 +379,9 @@ type View struct {
 	// ns restricts the namespaced lists when scoped (InNamespace).
 	ns     string
 	scoped bool
+	// now and recheck: see At.
+	now     time.Time
+	recheck *time.Time
 }
 
 // Secret returns a Secret by namespace and name.
