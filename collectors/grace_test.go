@@ -44,3 +44,27 @@ driftwatch_secret_absent{namespace="app",secret="tokens",source="externalsecret"
 		t.Fatalf("after the grace:\n got %s\nwant %s", got, want)
 	}
 }
+
+// ESO's own SecretMissing (Merge without a target) is judged at once, and a
+// refresh that renews refreshTime does not renew the grace.
+func TestAbsentTargetGraceLimits(t *testing.T) {
+	long := time.Unix(100000, 0)
+	now := long.Add(time.Hour)
+	s := model.NewStore(nil)
+	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("app", "merge"), Target: "merge-target", DataKeys: []string{"a"},
+		CreationPolicy: "Merge", StoreKind: "SecretStore", StoreName: "vault", RefreshTime: now.Add(-time.Second),
+		Ready: model.Condition{Status: "True", Reason: "SecretMissing", LastTransitionTime: now.Add(-time.Second)}})
+	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("app", "old"), Target: "old-target", DataKeys: []string{"a"},
+		StoreKind: "SecretStore", StoreName: "vault", RefreshTime: now.Add(-time.Second),
+		Ready: model.Condition{Status: "True", Reason: "SecretSynced", LastTransitionTime: long}})
+	c := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return now }})
+	text := gatherText(t, c)
+	for _, want := range []string{
+		`driftwatch_externalsecret_ready_but_short{externalsecret="merge",namespace="app",reason="absent",secret="merge-target"} 1`,
+		`driftwatch_externalsecret_ready_but_short{externalsecret="old",namespace="app",reason="absent",secret="old-target"} 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+}

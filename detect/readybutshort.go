@@ -87,26 +87,29 @@ func unionKeys(a, b []string) []string {
 	return out
 }
 
-// TargetGrace is how long after an ExternalSecret's status last changed an absent
-// target is not yet judged. ESO writes the Secret and then the status, but the
+// TargetGrace is how long after an ExternalSecret's Ready condition last changed
+// an absent target is not yet judged (not at all when ESO's reason is
+// SecretMissing: it says so itself). ESO writes the Secret and then the status, but the
 // two reach driftwatch on separate watch streams in either order: for a moment
 // after a sync the ExternalSecret can say Ready while its Secret's create event
 // is still in flight. A target still absent after the grace is reported (the
 // pages wait minutes anyway).
 const TargetGrace = 15 * time.Second
 
-// targetUnsettled reports whether e's status changed less than TargetGrace before
-// the view's evaluation time, and asks for a recheck when the grace ends. A view
+// targetUnsettled reports whether e's Ready condition changed less than
+// TargetGrace before the view's evaluation time, and asks for a recheck when the grace ends. A view
 // without an evaluation time (model.View.At) applies no grace.
 func targetUnsettled(v model.View, e *model.ExternalSecret) bool {
 	now := v.Now()
 	if now.IsZero() {
 		return false
 	}
-	last := e.RefreshTime
-	if t := e.Ready.LastTransitionTime; t.After(last) {
-		last = t
+	if e.Ready.Reason == "SecretMissing" {
+		return false // ESO itself says the target is missing: no event in flight
 	}
+	// The Ready condition's transition, not refreshTime: a refresh that keeps
+	// failing to find the target must not renew the grace forever.
+	last := e.Ready.LastTransitionTime
 	if last.IsZero() || now.Sub(last) >= TargetGrace {
 		return false
 	}
