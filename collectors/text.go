@@ -17,7 +17,26 @@ import (
 // a scrape encodes only what changed and the cluster-wide detectors' series. The
 // agent's /metrics handler uses it (with the other collectors encoded by
 // client_golang); tests hold it equal to the registry's output.
+//
+// The findings are gathered under the collector's lock and written after it is
+// released (the encoded pieces are never modified once made), so a slow or
+// stuck scraper does not hold up the other scrapes.
 func (f *Findings) WriteText(w io.Writer) error {
+	pieces, err := f.textPieces()
+	if err != nil {
+		return err
+	}
+	for _, b := range pieces {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// textPieces evaluates the detectors and returns the exposition in order: per
+// family its HELP/TYPE header, then every chunk of its series.
+func (f *Findings) textPieces() ([][]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var order []*prometheus.Desc
@@ -43,26 +62,21 @@ func (f *Findings) WriteText(w io.Writer) error {
 		}
 	})
 	if encErr != nil {
-		return encErr
+		return nil, encErr
 	}
 	t, err := f.encode(fresh)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, d := range descOrder(fresh) {
 		add(d, t[d])
 	}
+	var out [][]byte
 	for _, d := range order {
-		if _, err := w.Write(f.headers[d]); err != nil {
-			return err
-		}
-		for _, b := range chunks[d] {
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-		}
+		out = append(out, f.headers[d])
+		out = append(out, chunks[d]...)
 	}
-	return nil
+	return out, nil
 }
 
 // descOrder lists the descriptors of ms in order of first appearance.
