@@ -86,20 +86,23 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 
 // podConsumers groups the active pods that expect Secret ns/name by workload.
 func podConsumers(v model.View, ns, name string) []Consumer {
+	return workloadsUsing(v, ns, name, func(p *model.Pod) bool {
+		for _, u := range p.Uses {
+			if u.Secret == name && (u.Key != "" || !u.Optional) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// workloadsUsing groups by workload the active pods that reference Secret
+// ns/name and pass keep (nil: all).
+func workloadsUsing(v model.View, ns, name string, keep func(*model.Pod) bool) []Consumer {
 	var out []Consumer
 	idx := map[[2]string]int{}
 	for _, p := range v.PodsUsing(ns, name) {
-		if !PodActive(p) {
-			continue
-		}
-		expects := false
-		for _, u := range p.Uses {
-			if u.Secret == name && (u.Key != "" || !u.Optional) {
-				expects = true
-				break
-			}
-		}
-		if !expects {
+		if !PodActive(p) || keep != nil && !keep(p) {
 			continue
 		}
 		k := [2]string{p.Workload.Kind, p.Workload.Name}
@@ -139,20 +142,5 @@ func mergeConsumers(a, b []Consumer) []Consumer {
 // finding it says who is affected even when no pod names the missing key (an
 // envFrom reader of a Secret an ExternalSecret left short).
 func SecretReaders(v model.View, ns, name string) []Consumer {
-	var out []Consumer
-	idx := map[[2]string]int{}
-	for _, p := range v.PodsUsing(ns, name) {
-		if !PodActive(p) {
-			continue
-		}
-		k := [2]string{p.Workload.Kind, p.Workload.Name}
-		if i, ok := idx[k]; ok {
-			out[i].Pods++
-			continue
-		}
-		idx[k] = len(out)
-		out = append(out, Consumer{Kind: k[0], Name: k[1], Pods: 1})
-	}
-	sortConsumers(out)
-	return out
+	return workloadsUsing(v, ns, name, nil)
 }
