@@ -36,30 +36,36 @@ type Unsafe struct {
 //     server-side Apply managedFields entries (model.CreationPolicyApplied).
 //     Objects only created or updated (Update entries also own CRD defaults) are
 //     not judged (never a guess).
-//   - owner_over_existing: creationPolicy Owner and a target Secret that existed
-//     before the ExternalSecret: created strictly earlier (both timestamps known),
-//     or without a controller ownerReference to this ExternalSecret while a
-//     manager other than ESO owns its data. ESO takes such a Secret over, deletes
-//     the keys it does not manage, and it is garbage-collected with the
-//     ExternalSecret.
+//   - owner_over_existing: creationPolicy Owner and a target Secret that ESO has
+//     not (yet) taken over — no controller ownerReference to this ExternalSecret —
+//     while it existed before the ExternalSecret (created strictly earlier, both
+//     timestamps known) or a manager other than ESO owns its data. ESO takes such
+//     a Secret over, deletes the keys it does not manage, and it is then
+//     garbage-collected with the ExternalSecret. Once ESO owns it (the
+//     ownerReference is set) the takeover is done and legitimate: not reported.
 //   - delete_with_merge: deletionPolicy Delete with creationPolicy Merge: a key
 //     that disappears from the store is deleted from a Secret ESO does not own.
 //   - unexpected_keys: the ExternalSecret uses dataFrom.find (whatever matches in
-//     the store lands in the Secret) and its target holds keys that no expectation
-//     source names (spec.data and template keys of the ExternalSecrets writing it,
-//     pods' key references, Helm, Argo CD, driftwatch.io/expected-keys). Keys that
-//     dataFrom brings are unknowable from the cluster, so the rule needs a declared
-//     key set: when no source names any key of the Secret (e.g. only envFrom
-//     consumers), nothing is reported; declare the keys with the expected-keys
-//     annotation to enable it. dataFrom.extract is not judged (it reads one named
-//     remote secret, a deliberate choice). With a template that renders data and
-//     mergePolicy Replace, only the rendered keys reach the Secret: not judged.
+//     the store lands in the Secret) and its target holds keys outside a declared
+//     complete key set. Only the driftwatch.io/expected-keys annotation (on the
+//     Secret, or on an ExternalSecret writing it) declares a complete set: the keys
+//     that spec.data, templates, pods, Helm or Argo CD name are a lower bound
+//     (an ExternalSecret that combines data with dataFrom.find, a Secret read by
+//     envFrom plus one secretKeyRef: the keys the find brings are expected by
+//     design). Keys any source names are expected too. dataFrom.extract is not
+//     judged (it reads one named remote secret, a deliberate choice). With a
+//     template that renders data and mergePolicy Replace, only the rendered keys
+//     reach the Secret: not judged.
+//
+// An ExternalSecret with creationPolicy None writes nothing: only
+// implicit_creation_policy could apply, and None is explicit.
 func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 	if !avail[model.ResExternalSecrets] {
 		return nil
 	}
 	withSecrets := avail[model.ResSecrets]
 	var named map[model.Ref]map[string]bool
+	var declared map[model.Ref]bool
 	var out []Unsafe
 	for _, e := range v.ExternalSecrets() {
 		if e.DecodeErr != "" {
@@ -79,6 +85,9 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 		if withSecrets {
 			target, _ = v.Secret(e.Namespace, e.Target)
 		}
+		if !ESWritesTarget(e) {
+			continue
+		}
 		if e.CreationPolicy == "Owner" && target != nil && ownerOverExisting(e, target) {
 			add(UnsafeOwnerOverExisting, 0)
 		}
@@ -87,10 +96,10 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 		}
 		if target != nil && e.DataFromFind > 0 && !(e.HasTemplate && len(e.TemplateKeys) > 0 && e.TemplateMergePolicy != "Merge") {
 			if named == nil {
-				named = namedKeys(v, avail)
+				named, declared = namedKeys(v, avail)
 			}
 			want := named[ref(e.Namespace, e.Target)]
-			if len(want) > 0 {
+			if declared[ref(e.Namespace, e.Target)] {
 				n := 0
 				for k := range target.Keys.All() {
 					if !want[k] {
@@ -115,14 +124,14 @@ func esoManager(m string) bool {
 }
 
 func ownerOverExisting(e *model.ExternalSecret, s *model.Secret) bool {
+	for _, o := range s.Owners {
+		if o.Controller && o.Kind == "ExternalSecret" && o.Name == e.Name {
+			return false // taken over: ESO owns it now
+		}
+	}
 	ct, et := s.CreationTimestamp.Time, e.CreationTimestamp.Time
 	if !ct.IsZero() && !et.IsZero() && ct.Before(et) {
 		return true
-	}
-	for _, o := range s.Owners {
-		if o.Controller && o.Kind == "ExternalSecret" && o.Name == e.Name {
-			return false
-		}
 	}
 	for _, m := range s.Managers {
 		if m.OwnsData && m.Subresource == "" && !esoManager(m.Manager) {
@@ -132,9 +141,12 @@ func ownerOverExisting(e *model.ExternalSecret, s *model.Secret) bool {
 	return false
 }
 
-// namedKeys maps each Secret to the keys some expectation source names.
-func namedKeys(v model.View, avail model.Availability) map[model.Ref]map[string]bool {
+// namedKeys maps each Secret to the keys some expectation source names, and says
+// which Secrets have a declared complete key set (a driftwatch.io/expected-keys
+// annotation on the Secret or on an ExternalSecret writing it).
+func namedKeys(v model.View, avail model.Availability) (map[model.Ref]map[string]bool, map[model.Ref]bool) {
 	out := map[model.Ref]map[string]bool{}
+	declared := map[model.Ref]bool{}
 	put := func(r model.Ref, keys ...string) {
 		for _, k := range keys {
 			if k == "" {
@@ -157,8 +169,16 @@ func namedKeys(v model.View, avail model.Availability) map[model.Ref]map[string]
 		r := ref(e.Namespace, e.Target)
 		put(r, ESExpectedKeys(e)...)
 		put(r, e.ExpectedKeys...)
+		if len(e.ExpectedKeys) > 0 {
+			declared[r] = true
+		}
 	}
-	return out
+	for _, s := range v.Secrets() {
+		if len(s.ExpectedKeys) > 0 {
+			declared[ref(s.Namespace, s.Name)] = true
+		}
+	}
+	return out, declared
 }
 
 // Duplicate is a Secret whose data is identical to another's in its namespace.

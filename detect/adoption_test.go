@@ -51,14 +51,33 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 			es: withES(func(e *model.ExternalSecret) {
 				e.Managers = []model.ManagedField{{Manager: "kubectl", Operation: "Apply", OwnsData: true}}
 			})},
-		{name: "owner over a Secret created earlier",
+		{name: "owner over a Secret created earlier, not taken over yet",
 			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
 			secrets: []*model.Secret{func() *model.Secret {
-				s := esoOwned(target("a", "1")) // ESO took it over: the ownerReference is there now
+				s := target("a", "1")
 				s.CreationTimestamp = at(-time.Hour)
 				return s
 			}()},
 			want: []string{UnsafeOwnerOverExisting}},
+		{name: "owner over a Secret created earlier that ESO has taken over: legitimate now, cleared",
+			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
+			secrets: []*model.Secret{func() *model.Secret {
+				s := esoOwned(target("a", "1")) // ESO took it over: the ownerReference is there now
+				s.CreationTimestamp = at(-time.Hour)
+				s.Managers = append(s.Managers, model.ManagedField{Manager: "kubectl-client-side-apply", Operation: "Update", OwnsData: true})
+				return s
+			}()}},
+		{name: "creationPolicy None: ESO writes nothing, no adoption rule applies",
+			es: withES(func(e *model.ExternalSecret) {
+				e.CreationPolicy, e.DeletionPolicy, e.CreationTimestamp = "None", "Delete", at(0)
+				e.DataFrom, e.DataFromFind = 1, 1
+				e.ExpectedKeys = []string{"A"}
+			}),
+			secrets: []*model.Secret{func() *model.Secret {
+				s := target("A", "1", "B", "2")
+				s.CreationTimestamp = at(-time.Hour)
+				return s
+			}()}},
 		{name: "owner over a Secret with another writer's data and no ownerReference",
 			es: migES("ns", "es", "target"),
 			secrets: []*model.Secret{func() *model.Secret {
@@ -95,11 +114,27 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 			secrets: []*model.Secret{esoOwned(target("A", "x", "B", "y"))},
 			pods: []*model.Pod{{ObjectMeta: migMeta("ns", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"},
 				Uses: []model.SecretUse{{Secret: "target", Key: "A", Via: model.ViaEnv}, {Secret: "target", Key: "B", Via: model.ViaEnv}}}}},
-		{name: "dataFrom.find, pod names one key, another is parked",
+		{name: "dataFrom.find read by envFrom plus one secretKeyRef: a lower bound, not a declared set",
 			es:      withES(func(e *model.ExternalSecret) { e.DataFrom, e.DataFromFind = 1, 1 }),
 			secrets: []*model.Secret{esoOwned(target("A", "x", "B", "y"))},
 			pods: []*model.Pod{{ObjectMeta: migMeta("ns", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"},
-				Uses: []model.SecretUse{{Secret: "target", Key: "A", Via: model.ViaEnv}}}},
+				Uses: []model.SecretUse{{Secret: "target", Via: model.ViaEnvFrom}, {Secret: "target", Key: "A", Via: model.ViaEnv}}}}},
+		{name: "data combined with dataFrom.find: the find's keys are expected by design",
+			es: withES(func(e *model.ExternalSecret) {
+				e.DataKeys = []string{"DB_URL"}
+				e.DataFrom, e.DataFromFind = 1, 1
+			}),
+			secrets: []*model.Secret{esoOwned(target("DB_URL", "x", "FOUND_1", "y", "FOUND_2", "z"))}},
+		{name: "annotation on the target Secret declares the complete set; ES spec.data keys count as expected",
+			es: withES(func(e *model.ExternalSecret) {
+				e.DataKeys = []string{"DB_URL"}
+				e.DataFrom, e.DataFromFind = 1, 1
+			}),
+			secrets: []*model.Secret{func() *model.Secret {
+				s := esoOwned(target("DB_URL", "x", "API_KEY", "y", "parked", "z"))
+				s.ExpectedKeys = []string{"API_KEY"}
+				return s
+			}()},
 			want: []string{UnsafeUnexpectedKeys}},
 		{name: "dataFrom.find with no declared key set is not judged (envFrom only)",
 			es:      withES(func(e *model.ExternalSecret) { e.DataFrom, e.DataFromFind = 1, 1 }),

@@ -101,6 +101,13 @@ func ESExpectedKeys(e *model.ExternalSecret) []string {
 	return e.ExpectedTargetKeys()
 }
 
+// ESWritesTarget reports whether ESO writes the ExternalSecret's target at all:
+// with creationPolicy None it creates and updates nothing (ESO v0.20
+// externalsecret_controller.go: "secret creation skipped due to
+// CreationPolicy=None") and still reports Ready=True SecretSynced, so neither the
+// target's existence nor its keys are the ExternalSecret's to expect.
+func ESWritesTarget(e *model.ExternalSecret) bool { return e.CreationPolicy != "None" }
+
 // Expectations gathers every expectation from the sources that are available.
 func Expectations(v model.View, avail model.Availability) []Expectation {
 	np, ns, ne := v.Sizes()
@@ -151,12 +158,14 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 				}
 			}
 			c := Consumer{Kind: "ExternalSecret", Name: e.Name}
-			keys := ESExpectedKeys(e)
-			if len(keys) == 0 {
-				set.add(e.Namespace, e.Target, "", SourceExternalSecret, false, c)
-			}
-			for _, k := range keys {
-				set.add(e.Namespace, e.Target, k, SourceExternalSecret, false, c)
+			if ESWritesTarget(e) {
+				keys := ESExpectedKeys(e)
+				if len(keys) == 0 {
+					set.add(e.Namespace, e.Target, "", SourceExternalSecret, false, c)
+				}
+				for _, k := range keys {
+					set.add(e.Namespace, e.Target, k, SourceExternalSecret, false, c)
+				}
 			}
 			for _, k := range e.ExpectedKeys {
 				set.add(e.Namespace, e.Target, k, SourceAnnotation, false, c)

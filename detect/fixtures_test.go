@@ -61,6 +61,12 @@ func volItem(sec, key string) model.SecretUse {
 	return model.SecretUse{Secret: sec, Key: key, Via: model.ViaVolume, Container: "app"}
 }
 
+func optVolItem(sec, key string) model.SecretUse {
+	u := volItem(sec, key)
+	u.Optional = true
+	return u
+}
+
 func projItem(sec, key string) model.SecretUse {
 	return model.SecretUse{Secret: sec, Key: key, Via: model.ViaProjected, Container: "app"}
 }

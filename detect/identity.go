@@ -42,19 +42,24 @@ type IdentityProblem struct {
 //     SecretStore the SA is always in the store's namespace (ESO ignores a
 //     namespace in the ref). A ClusterSecretStore ref without a namespace
 //     resolves to the namespace of each ExternalSecret that uses the store: it is
-//     skipped here rather than guessed;
-//   - ambient auth (AWS without auth, Azure WorkloadIdentity without a ref, GCP
-//     without auth): the ESO controller's own SA, eso (DefaultESOServiceAccount
-//     when zero). If the agent does not watch the controller's namespace, that SA
-//     reads as absent: set the flag or watch that namespace.
+//     skipped here rather than guessed. The SA must exist (sa_absent otherwise),
+//     and where ESO needs an annotation to authenticate it must be there
+//     (annotation_missing): AWS jwt auth reads eks.amazonaws.com/role-arn and fails
+//     without it (ESO pkg/provider/aws/auth: "an IAM role must be associated with
+//     service account"); Azure workload identity reads
+//     azure.workload.identity/client-id unless the store gives a clientId. GCP
+//     workload identity without iam.gke.io/gcp-service-account is reported with
+//     Info set: Workload Identity Federation can grant the Kubernetes SA directly.
+//   - ambient auth (no auth block): ESO uses its own credentials, and ESO does
+//     not need an annotation for them. AWS's default credential chain also takes
+//     EKS Pod Identity and instance profiles (no annotation at all): never judged.
+//     Azure (env vars the workload-identity webhook injects, or set by hand) and
+//     GCP (ADC: GKE workload identity, WIF or the node's account): the ESO
+//     controller's SA, eso (DefaultESOServiceAccount when zero), without the
+//     provider's annotation is reported with Info set, and only when that SA
+//     exists: a differently named ESO installation must not read as a missing SA.
 //
-// Rules: an SA that does not exist is sa_absent for every provider with a
-// serviceAccountRef and for aws/azurekv/gcpsm ambient auth. AWS (jwt or ambient)
-// needs eks.amazonaws.com/role-arn; Azure (workload identity) needs
-// azure.workload.identity/client-id unless the store sets a clientId; GCP
-// (workload identity or ambient) without iam.gke.io/gcp-service-account is
-// reported with Info set, not as a finding. Static credentials, managed
-// identity and unknown auth are not judged.
+// Static credentials, managed identity and unknown auth are not judged.
 func WorkloadIdentity(v model.View, avail model.Availability, eso model.Ref) []IdentityProblem {
 	if !avail.All(model.ResServiceAccounts, model.ResSecretStores, model.ResClusterSecretStores) {
 		return nil
@@ -77,15 +82,19 @@ func WorkloadIdentity(v model.View, avail model.Availability, eso model.Ref) []I
 			if sa.Namespace == "" {
 				continue // ClusterSecretStore ref without namespace: per ExternalSecret namespace
 			}
-		case st.AuthType == "ambient" && (st.Provider == "aws" || st.Provider == "azurekv" || st.Provider == "gcpsm"):
+		case st.AuthType == "ambient" && (st.Provider == "azurekv" || st.Provider == "gcpsm"):
 			sa = eso
 		default:
 			continue
 		}
 		p := IdentityProblem{Namespace: sa.Namespace, ServiceAccount: sa.Name, Provider: st.Provider,
 			StoreKind: st.StoreKind, StoreNamespace: st.Namespace, Store: st.Name}
+		ambient := st.AuthType == "ambient"
 		acct, ok := v.ServiceAccount(sa.Namespace, sa.Name)
 		if !ok {
+			if ambient {
+				continue // which SA ESO runs as is configuration, not evidence
+			}
 			p.Reason = IdentitySAAbsent
 			out = append(out, p)
 			continue
@@ -93,12 +102,12 @@ func WorkloadIdentity(v model.View, avail model.Availability, eso model.Ref) []I
 		has := func(a string) bool { return acct.Annotations[a] != "" }
 		switch st.Provider {
 		case "aws":
-			if (st.AuthType == "jwt" || st.AuthType == "ambient") && !has(AnnAWSRoleARN) {
+			if st.AuthType == "jwt" && !has(AnnAWSRoleARN) {
 				p.Reason = IdentityAnnotationAbsent
 			}
 		case "azurekv":
-			if (st.AuthType == "workload_identity" || st.AuthType == "ambient") && !st.ClientIDSet && !has(AnnAzureClientID) {
-				p.Reason = IdentityAnnotationAbsent
+			if (st.AuthType == "workload_identity" || ambient) && !st.ClientIDSet && !has(AnnAzureClientID) {
+				p.Reason, p.Info = IdentityAnnotationAbsent, ambient
 			}
 		case "gcpsm":
 			if (st.AuthType == "workload_identity" || st.AuthType == "ambient") && !has(AnnGKEServiceAcct) {

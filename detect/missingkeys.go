@@ -53,6 +53,12 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 	for _, e := range gatherExpectations(v, avail, set) {
 		s, ok := v.Secret(e.Namespace, e.Secret)
 		if !ok {
+			if e.Optional {
+				// Only optional references name it (an optional secret volume with
+				// items, an optional secretKeyRef): a feature switched off, such as
+				// Argo CD's argocd-dex-server-tls. Pods start without it.
+				continue
+			}
 			k := expKey{e.Namespace, e.Secret, "", e.Source}
 			if i, dup := absent[k]; dup {
 				res.Absent[i].Consumers = mergeConsumers(res.Absent[i].Consumers, e.Consumers)
@@ -84,11 +90,12 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 	return res
 }
 
-// podConsumers groups the active pods that expect Secret ns/name by workload.
+// podConsumers groups by workload the active pods that need Secret ns/name to
+// exist (a reference that is not optional).
 func podConsumers(v model.View, ns, name string) []Consumer {
 	return workloadsUsing(v, ns, name, func(p *model.Pod) bool {
 		for _, u := range p.Uses {
-			if u.Secret == name && (u.Key != "" || !u.Optional) {
+			if u.Secret == name && !u.Optional {
 				return true
 			}
 		}

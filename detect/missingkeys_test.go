@@ -69,6 +69,36 @@ func TestMissingKeys(t *testing.T) {
 			objs: []any{pod(ns, "p", optEnvFrom("cfg"))},
 		},
 		{
+			// Argo CD v2.14 install.yaml: argocd-dex-server-tls and
+			// argocd-repo-server-tls are optional secret volumes with items,
+			// absent in a default install. A feature switched off, not a finding.
+			name: "absent Secret referenced only optionally (volume items, secretKeyRef): nothing",
+			objs: []any{pod(ns, "p", optVolItem("dex-tls", "tls.crt"), optVolItem("dex-tls", "ca.crt"), optEnv("feature", "TOKEN")),
+				deployPod(ns, "web", 0, optEnv("feature", "TOKEN"))},
+		},
+		{
+			name:   "absent Secret referenced optionally by one pod and required by another: absent, the required reader counts",
+			objs:   []any{pod(ns, "opt", optEnv("db", "A")), pod(ns, "req", useEnv("db", "A"))},
+			absent: []AbsentSecret{wantAbsent(ns, "db", SourcePod, barePod("req"))},
+		},
+		{
+			name:    "optional secretKeyRef to a missing key of an existing Secret stays a finding, marked optional",
+			objs:    []any{secret(ns, "db", "A"), pod(ns, "p", optVolItem("db", "ca.crt"))},
+			missing: []MissingKey{wantMissing(ns, "db", "ca.crt", SourcePod, true, barePod("p"))},
+		},
+		{
+			// ESO v0.20.4: creationPolicy None creates and updates nothing and
+			// reports Ready=True SecretSynced.
+			name: "ExternalSecret with creationPolicy None expects nothing of its target",
+			objs: []any{es(ns, "none", esCreation("None"), esTarget("ext"), esData("A")),
+				es(ns, "none2", esCreation("None"), esTarget("short"), esData("A", "B")), secret(ns, "short", "A")},
+		},
+		{
+			name:    "creationPolicy None keeps the expected-keys annotation: the user's own declaration",
+			objs:    []any{secret(ns, "short", "A"), es(ns, "none", esCreation("None"), esTarget("short"), esData("A"), esAnnotated("A", "B"))},
+			missing: []MissingKey{wantMissing(ns, "short", "B", SourceAnnotation, false, byES("none"))},
+		},
+		{
 			name: "envFrom of an existing but empty Secret names no key",
 			objs: []any{secret(ns, "cfg"), pod(ns, "p", envFrom("cfg"))},
 		},

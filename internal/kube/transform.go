@@ -400,22 +400,56 @@ func itemKeys(items []corev1.KeyToPath) []string {
 	return out
 }
 
-// workloadOf names the controller of a pod: a ReplicaSet created by a Deployment is
-// reported as the Deployment (its name minus the pod-template-hash suffix), a Job
-// as the Job, anything else as its controller, and a bare pod as itself.
+// workloadOf names the controller of a pod: a ReplicaSet created by a Deployment
+// is reported as the Deployment (its name minus the pod-template-hash suffix), one
+// created by an Argo Rollout as the Rollout (rollouts-pod-template-hash), a Job
+// created by a CronJob as the CronJob, anything else as its controller, and a bare
+// pod as itself.
 func workloadOf(p *corev1.Pod) model.Workload {
 	for _, o := range p.OwnerReferences {
 		if o.Controller == nil || !*o.Controller {
 			continue
 		}
-		if o.Kind == "ReplicaSet" {
+		switch o.Kind {
+		case "ReplicaSet":
 			if h := p.Labels["pod-template-hash"]; h != "" && strings.HasSuffix(o.Name, "-"+h) {
 				return model.Workload{Kind: "Deployment", Name: strings.TrimSuffix(o.Name, "-"+h)}
+			}
+			if h := p.Labels["rollouts-pod-template-hash"]; h != "" && strings.HasSuffix(o.Name, "-"+h) {
+				return model.Workload{Kind: "Rollout", Name: strings.TrimSuffix(o.Name, "-"+h)}
+			}
+		case "Job":
+			if cj, ok := cronJobOf(o.Name); ok {
+				return model.Workload{Kind: "CronJob", Name: cj}
 			}
 		}
 		return model.Workload{Kind: o.Kind, Name: o.Name}
 	}
 	return model.Workload{Kind: "Pod", Name: p.Name}
+}
+
+// Scheduled times, in minutes since the epoch, that a CronJob's Job name may
+// carry: 2015-01-01 to 2050-01-01.
+const (
+	minCronMinutes = 23667840
+	maxCronMinutes = 42076800
+)
+
+// cronJobOf recognises the name the CronJob controller gives a Job:
+// "<cronjob>-<scheduled time in minutes since the epoch>" (kube-controller-manager
+// cronjob_controllerv2 getJobName). A Job's pods do not name the CronJob, and a
+// Job informer only for this would cost more than the name says; a hand-made Job
+// whose name ends in a plausible minute count is the price.
+func cronJobOf(job string) (string, bool) {
+	i := strings.LastIndexByte(job, '-')
+	if i <= 0 || len(job)-i-1 < 8 || len(job)-i-1 > 9 {
+		return "", false
+	}
+	n, err := strconv.Atoi(job[i+1:])
+	if err != nil || n < minCronMinutes || n > maxCronMinutes {
+		return "", false
+	}
+	return job[:i], true
 }
 
 // ServiceAccount is the transform of the ServiceAccount informer.

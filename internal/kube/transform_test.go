@@ -401,3 +401,37 @@ func fpOf(l model.FPList, name string) model.Fingerprint {
 	fp, _ := l.Get(name)
 	return fp
 }
+
+func TestWorkloadOf(t *testing.T) {
+	ctrl := true
+	mk := func(name string, labels map[string]string, kind, owner string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+		if kind != "" {
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: kind, Name: owner, Controller: &ctrl}}
+		}
+		return p
+	}
+	cases := []struct {
+		pod  *corev1.Pod
+		want model.Workload
+	}{
+		{mk("api-7d9f-x", map[string]string{"pod-template-hash": "7d9f"}, "ReplicaSet", "api-7d9f"), model.Workload{Kind: "Deployment", Name: "api"}},
+		// Argo Rollouts: the ReplicaSet belongs to a Rollout; its pods carry
+		// rollouts-pod-template-hash instead of pod-template-hash.
+		{mk("web-6c5b8d-q", map[string]string{"rollouts-pod-template-hash": "6c5b8d"}, "ReplicaSet", "web-6c5b8d"), model.Workload{Kind: "Rollout", Name: "web"}},
+		{mk("rs-x", nil, "ReplicaSet", "bare-rs"), model.Workload{Kind: "ReplicaSet", Name: "bare-rs"}},
+		// A CronJob's Job is "<cronjob>-<minutes since the epoch>"
+		// (29458080 is 2026-01-04 00:00 UTC).
+		{mk("backup-29458080-abcde", nil, "Job", "backup-29458080"), model.Workload{Kind: "CronJob", Name: "backup"}},
+		{mk("db-backup-nightly-29458080-x", nil, "Job", "db-backup-nightly-29458080"), model.Workload{Kind: "CronJob", Name: "db-backup-nightly"}},
+		{mk("migrate-2-x", nil, "Job", "migrate-2"), model.Workload{Kind: "Job", Name: "migrate-2"}},
+		{mk("migrate-20240101-x", nil, "Job", "migrate-20240101"), model.Workload{Kind: "Job", Name: "migrate-20240101"}},
+		{mk("ss-0", nil, "StatefulSet", "ss"), model.Workload{Kind: "StatefulSet", Name: "ss"}},
+		{mk("solo", nil, "", ""), model.Workload{Kind: "Pod", Name: "solo"}},
+	}
+	for _, c := range cases {
+		if got := workloadOf(c.pod); got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.pod.Name, got, c.want)
+		}
+	}
+}
