@@ -51,10 +51,10 @@ func testStore() *model.Store {
 }
 
 const findingsHelp = `
-# HELP driftwatch_secret_missing_key 1 for each key an expectation names that the Secret lacks.
+# HELP driftwatch_secret_missing_key 1 for each key an expectation names that the Secret lacks; optional="true" when only optional references (secretKeyRef or volume items with optional: true) name it.
 # TYPE driftwatch_secret_missing_key gauge
-driftwatch_secret_missing_key{key="password",namespace="app",secret="db",source="externalsecret"} 1
-driftwatch_secret_missing_key{key="password",namespace="app",secret="db",source="pod"} 1
+driftwatch_secret_missing_key{key="password",namespace="app",optional="false",secret="db",source="externalsecret"} 1
+driftwatch_secret_missing_key{key="password",namespace="app",optional="true",secret="db",source="pod"} 1
 # HELP driftwatch_secret_absent 1 when a Secret that an expectation names does not exist.
 # TYPE driftwatch_secret_absent gauge
 driftwatch_secret_absent{namespace="app",secret="gone",source="pod"} 1
@@ -91,10 +91,10 @@ func TestNoKeyLabel(t *testing.T) {
 		t.Fatalf("with NoKeyLabel no series may carry a key: %d", n)
 	}
 	want := `
-# HELP driftwatch_secret_missing_keys Number of expected keys the Secret lacks, per expectation source.
+# HELP driftwatch_secret_missing_keys Number of expected keys the Secret lacks, per expectation source and optionality.
 # TYPE driftwatch_secret_missing_keys gauge
-driftwatch_secret_missing_keys{namespace="app",secret="db",source="externalsecret"} 1
-driftwatch_secret_missing_keys{namespace="app",secret="db",source="pod"} 1
+driftwatch_secret_missing_keys{namespace="app",optional="false",secret="db",source="externalsecret"} 1
+driftwatch_secret_missing_keys{namespace="app",optional="true",secret="db",source="pod"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "driftwatch_secret_missing_keys"); err != nil {
 		t.Fatal(err)
@@ -142,9 +142,9 @@ func TestMissingCRDDegradesPerDetector(t *testing.T) {
 		t.Fatal("ready_but_short must be silent without ExternalSecrets")
 	}
 	want := `
-# HELP driftwatch_secret_missing_key 1 for each key an expectation names that the Secret lacks.
+# HELP driftwatch_secret_missing_key 1 for each key an expectation names that the Secret lacks; optional="true" when only optional references (secretKeyRef or volume items with optional: true) name it.
 # TYPE driftwatch_secret_missing_key gauge
-driftwatch_secret_missing_key{key="password",namespace="app",secret="db",source="pod"} 1
+driftwatch_secret_missing_key{key="password",namespace="app",optional="true",secret="db",source="pod"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "driftwatch_secret_missing_key"); err != nil {
 		t.Fatal(err)

@@ -44,6 +44,9 @@ func migrationStore() *model.Store {
 		AuthSA: &model.Ref{Namespace: "mig", Name: "reader"}})
 	s.UpsertStore(&model.SecretStore{ObjectMeta: om("mig", "gsm"), StoreKind: "SecretStore", Provider: "gcpsm", AuthType: "workload_identity",
 		AuthSA: &model.Ref{Namespace: "mig", Name: "reader"}})
+	// AWS ambient auth (the SDK's default chain: IRSA, EKS Pod Identity, an
+	// instance profile) needs no annotation, and the ESO SA's name is configuration:
+	// no finding, whatever the ESO SA looks like.
 	s.UpsertStore(&model.SecretStore{ObjectMeta: om("", "aws-ambient"), StoreKind: "ClusterSecretStore", Provider: "aws", AuthType: "ambient"})
 	return s
 }
@@ -69,7 +72,6 @@ driftwatch_secret_last_applied_data{namespace="mig",secret="smtp",stale="true"} 
 # HELP driftwatch_serviceaccount_workload_identity_missing 1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.
 # TYPE driftwatch_serviceaccount_workload_identity_missing gauge
 driftwatch_serviceaccount_workload_identity_missing{namespace="mig",provider="aws",reason="annotation_missing",serviceaccount="reader",store="aws",store_kind="SecretStore",store_namespace="mig"} 1
-driftwatch_serviceaccount_workload_identity_missing{namespace="platform",provider="aws",reason="sa_absent",serviceaccount="eso",store="aws-ambient",store_kind="ClusterSecretStore",store_namespace=""} 1
 # HELP driftwatch_serviceaccount_workload_identity_info 1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.
 # TYPE driftwatch_serviceaccount_workload_identity_info gauge
 driftwatch_serviceaccount_workload_identity_info{namespace="mig",provider="gcpsm",reason="annotation_missing",serviceaccount="reader",store="gsm",store_kind="SecretStore",store_namespace="mig"} 1

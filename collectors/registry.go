@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,9 +20,10 @@ var allFindingDescs []*prometheus.Desc
 
 var (
 	descMissingKey = newDesc("driftwatch_secret_missing_key",
-		"1 for each key an expectation names that the Secret lacks.", "namespace", "secret", "key", "source")
+		"1 for each key an expectation names that the Secret lacks; optional=\"true\" when only optional references (secretKeyRef or volume items with optional: true) name it.",
+		"namespace", "secret", "key", "source", "optional")
 	descMissingKeys = newDesc("driftwatch_secret_missing_keys",
-		"Number of expected keys the Secret lacks, per expectation source.", "namespace", "secret", "source")
+		"Number of expected keys the Secret lacks, per expectation source and optionality.", "namespace", "secret", "source", "optional")
 	descAbsent = newDesc("driftwatch_secret_absent",
 		"1 when a Secret that an expectation names does not exist.", "namespace", "secret", "source")
 	descMissingConsumer = newDesc("driftwatch_secret_missing_key_consumer_pods",
@@ -65,7 +67,7 @@ func init() {
 
 func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	res := detect.MissingKeys(v, a)
-	type sk struct{ ns, secret, src string }
+	type sk struct{ ns, secret, src, optional string }
 	counts := map[sk]int{}
 	var order []sk
 	type ck struct{ ns, secret, kind, name string }
@@ -86,10 +88,11 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 		}
 	}
 	for _, m := range res.Missing {
+		optional := strconv.FormatBool(m.Optional)
 		if !e.cfg.NoKeyLabel {
-			e.gauge(descMissingKey, 1, m.Namespace, m.Secret, m.Key, string(m.Source))
+			e.gauge(descMissingKey, 1, m.Namespace, m.Secret, m.Key, string(m.Source), optional)
 		}
-		k := sk{m.Namespace, m.Secret, string(m.Source)}
+		k := sk{m.Namespace, m.Secret, string(m.Source), optional}
 		if _, ok := counts[k]; !ok {
 			order = append(order, k)
 		}
@@ -97,7 +100,7 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 		addConsumers(m.Namespace, m.Secret, m.Consumers)
 	}
 	for _, k := range order {
-		e.gauge(descMissingKeys, float64(counts[k]), k.ns, k.secret, k.src)
+		e.gauge(descMissingKeys, float64(counts[k]), k.ns, k.secret, k.src, k.optional)
 	}
 	for _, ab := range res.Absent {
 		e.gauge(descAbsent, 1, ab.Namespace, ab.Secret, string(ab.Source))

@@ -90,12 +90,12 @@ func series(t *testing.T, text string) map[string][]string {
 // healthy objects.
 var wantDemo = map[string][]string{
 	"driftwatch_secret_missing_key": {
-		"key=DB_PASSWORD,namespace=gitops,secret=orders-keys,source=helm",
-		"key=SEARCH_PASS,namespace=gitops,secret=search-keys,source=helm",
-		"key=STRIPE_KEY,namespace=shop,secret=payments-api,source=externalsecret",
-		"key=STRIPE_KEY,namespace=shop,secret=payments-api,source=pod",
-		"key=TOKEN,namespace=shop,secret=legacy-api,source=annotation",
-		"key=token,namespace=shop,secret=ledger-creds,source=helm",
+		"key=DB_PASSWORD,namespace=gitops,optional=false,secret=orders-keys,source=helm",
+		"key=SEARCH_PASS,namespace=gitops,optional=false,secret=search-keys,source=helm",
+		"key=STRIPE_KEY,namespace=shop,optional=false,secret=payments-api,source=externalsecret",
+		"key=STRIPE_KEY,namespace=shop,optional=true,secret=payments-api,source=pod",
+		"key=TOKEN,namespace=shop,optional=false,secret=legacy-api,source=annotation",
+		"key=token,namespace=shop,optional=false,secret=ledger-creds,source=helm",
 	},
 	"driftwatch_secret_absent": {
 		"namespace=shop,secret=billing-db,source=externalsecret",
@@ -130,7 +130,6 @@ var wantDemo = map[string][]string{
 		"namespace=shop,secret=payments-api,workload=checkout,workload_kind=Deployment",
 	},
 	"driftwatch_serviceaccount_workload_identity_missing": {
-		"namespace=external-secrets,provider=aws,reason=sa_absent,serviceaccount=external-secrets,store=aws-broken,store_kind=SecretStore,store_namespace=shop",
 		"namespace=migration,provider=aws,reason=annotation_missing,serviceaccount=eso-reader,store=aws-irsa-broken,store_kind=SecretStore,store_namespace=migration",
 	},
 }

@@ -58,8 +58,8 @@ spec:
 	a := c.StartAgent(t, "--namespaces", ns)
 	a.WaitReady(t, wait)
 	expectFindings(t, a, ns,
-		series("driftwatch_secret_missing_key", `key="TOKEN",namespace="`+ns+`",secret="short",source="externalsecret"`, 1),
-		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",secret="short",source="externalsecret"`, 1),
+		series("driftwatch_secret_missing_key", `key="TOKEN",namespace="`+ns+`",optional="false",secret="short",source="externalsecret"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="short",source="externalsecret"`, 1),
 		series("driftwatch_externalsecret_ready_but_short", `externalsecret="short",namespace="`+ns+`",reason="missing_keys",secret="short"`, 1),
 	)
 	c.Apply(t, ns, fakeStore("store", "db-user", "admin", "api-token", "tok-e2e"))

@@ -48,8 +48,8 @@ spec:
 	a := c.StartAgent(t, "--namespaces", ns)
 	a.WaitReady(t, wait)
 	expectFindings(t, a, ns,
-		series("driftwatch_secret_missing_key", `key="STRIPE_KEY",namespace="`+ns+`",secret="app",source="pod"`, 1),
-		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",secret="app",source="pod"`, 1),
+		series("driftwatch_secret_missing_key", `key="STRIPE_KEY",namespace="`+ns+`",optional="true",secret="app",source="pod"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="true",secret="app",source="pod"`, 1),
 		series("driftwatch_secret_missing_key_consumer_pods", `namespace="`+ns+`",secret="app",workload="api",workload_kind="Pod"`, 1),
 		series("driftwatch_secret_short_consumer_pods", `namespace="`+ns+`",secret="app",workload="api",workload_kind="Pod"`, 1),
 	)
@@ -114,8 +114,8 @@ stringData: {URL: "https://legacy.example"}
 	a := c.StartAgent(t, "--namespaces", ns)
 	a.WaitReady(t, wait)
 	expectFindings(t, a, ns,
-		series("driftwatch_secret_missing_key", `key="TOKEN",namespace="`+ns+`",secret="legacy",source="annotation"`, 1),
-		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",secret="legacy",source="annotation"`, 1),
+		series("driftwatch_secret_missing_key", `key="TOKEN",namespace="`+ns+`",optional="false",secret="legacy",source="annotation"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="legacy",source="annotation"`, 1),
 	)
 	_ = time.Second
 }

@@ -411,12 +411,12 @@ func TestNoFalsePagesUnderFaults(t *testing.T) {
 	a.WaitReady(t, wait)
 
 	baseline := []string{
-		series("driftwatch_secret_missing_key", `key="STRIPE_KEY",namespace="`+ns+`",secret="app",source="pod"`, 1),
-		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",secret="app",source="pod"`, 1),
+		series("driftwatch_secret_missing_key", `key="STRIPE_KEY",namespace="`+ns+`",optional="true",secret="app",source="pod"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="true",secret="app",source="pod"`, 1),
 		series("driftwatch_secret_missing_key_consumer_pods", `namespace="`+ns+`",secret="app",workload="api",workload_kind="Pod"`, 1),
 		series("driftwatch_secret_short_consumer_pods", `namespace="`+ns+`",secret="app",workload="api",workload_kind="Pod"`, 1),
-		series("driftwatch_secret_missing_key", `key="TOKEN",namespace="`+ns+`",secret="short",source="externalsecret"`, 1),
-		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",secret="short",source="externalsecret"`, 1),
+		series("driftwatch_secret_missing_key", `key="TOKEN",namespace="`+ns+`",optional="false",secret="short",source="externalsecret"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="short",source="externalsecret"`, 1),
 		series("driftwatch_externalsecret_ready_but_short", `externalsecret="short",namespace="`+ns+`",reason="missing_keys",secret="short"`, 1),
 	}
 	sort.Strings(baseline)
