@@ -37,11 +37,13 @@ var (
 		"Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.",
 		"namespace", "secret", "writers")
 	descPodStale = newDesc("driftwatch_pod_stale_secret_seconds",
-		"Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value.",
-		"namespace", "pod", "container", "secret", "via")
+		"Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value. "+
+			"change_source: observed (the watch saw the change) or managed_fields (inferred at start-up; a metadata-only edit by a data owner also moves it).",
+		"namespace", "pod", "container", "secret", "via", "change_source")
 	descWorkloadStale = newDesc("driftwatch_workload_stale_pods",
-		"Running pods of a workload with a container older than the last data change of a Secret it read once at start.",
-		"namespace", "workload_kind", "workload", "secret")
+		"Running pods of a workload with a container older than the last data change of a Secret it read once at start. "+
+			"change_source: observed when the watch saw a change one of them missed, else managed_fields (inferred).",
+		"namespace", "workload_kind", "workload", "secret", "change_source")
 	descLastDataChange = newDesc("driftwatch_secret_last_data_change_timestamp_seconds",
 		"Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).",
 		"namespace", "secret", "source")
@@ -66,10 +68,10 @@ func emitFlips(e *emitter, v model.View, a model.Availability, now time.Time) {
 func emitStalePods(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	res := detect.StalePods(v, a)
 	for _, s := range res.Stale {
-		e.gauge(descPodStale, s.Seconds, s.Namespace, s.Pod, s.Container, s.Secret, string(s.Via))
+		e.gauge(descPodStale, s.Seconds, s.Namespace, s.Pod, s.Container, s.Secret, string(s.Via), string(s.ChangeSource))
 	}
 	for _, w := range res.Workloads {
-		e.gauge(descWorkloadStale, float64(w.Pods), w.Namespace, w.WorkloadKind, w.Workload, w.Secret)
+		e.gauge(descWorkloadStale, float64(w.Pods), w.Namespace, w.WorkloadKind, w.Workload, w.Secret, string(w.ChangeSource))
 	}
 	for _, c := range res.Changes {
 		e.gauge(descLastDataChange, float64(c.Time.UnixNano())/1e9, c.Namespace, c.Secret, string(c.Source))

@@ -94,13 +94,13 @@ driftwatch_secret_flapping{namespace="shop",secret="session-key",writers="extern
 `
 
 const staleHelp = `
-# HELP driftwatch_pod_stale_secret_seconds Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value.
+# HELP driftwatch_pod_stale_secret_seconds Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value. change_source: observed (the watch saw the change) or managed_fields (inferred at start-up; a metadata-only edit by a data owner also moves it).
 # TYPE driftwatch_pod_stale_secret_seconds gauge
-driftwatch_pod_stale_secret_seconds{container="app",namespace="shop",pod="api-1",secret="api-creds",via="env"} 1800
-driftwatch_pod_stale_secret_seconds{container="app",namespace="shop",pod="api-2",secret="api-creds",via="env"} 2400
-# HELP driftwatch_workload_stale_pods Running pods of a workload with a container older than the last data change of a Secret it read once at start.
+driftwatch_pod_stale_secret_seconds{change_source="observed",container="app",namespace="shop",pod="api-1",secret="api-creds",via="env"} 1800
+driftwatch_pod_stale_secret_seconds{change_source="observed",container="app",namespace="shop",pod="api-2",secret="api-creds",via="env"} 2400
+# HELP driftwatch_workload_stale_pods Running pods of a workload with a container older than the last data change of a Secret it read once at start. change_source: observed when the watch saw a change one of them missed, else managed_fields (inferred).
 # TYPE driftwatch_workload_stale_pods gauge
-driftwatch_workload_stale_pods{namespace="shop",secret="api-creds",workload="api",workload_kind="Deployment"} 2
+driftwatch_workload_stale_pods{change_source="observed",namespace="shop",secret="api-creds",workload="api",workload_kind="Deployment"} 2
 # HELP driftwatch_secret_last_data_change_timestamp_seconds Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).
 # TYPE driftwatch_secret_last_data_change_timestamp_seconds gauge
 driftwatch_secret_last_data_change_timestamp_seconds{namespace="shop",secret="api-creds",source="observed"} 1.7999964e+09

@@ -172,7 +172,7 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 			case 0, 1, 2:
 				s.UpsertSecret(incSecret(r, ns, fmt.Sprintf("s%d", r.IntN(5))), now.Add(time.Duration(step)*time.Second))
 			case 3:
-				s.DeleteSecret(ns, fmt.Sprintf("s%d", r.IntN(5)))
+				s.DeleteSecret(ns, fmt.Sprintf("s%d", r.IntN(5)), now)
 			case 4, 5:
 				s.UpsertPod(incPod(r, ns, fmt.Sprintf("p%d", r.IntN(6))))
 			case 6:

@@ -292,7 +292,7 @@ func TestMissingKeysSecretCreatedAfterPod(t *testing.T) {
 	checkMissingKeys(t, run(), MissingKeysResult{})
 
 	// The Secret is deleted again; then the pods go away too.
-	s.DeleteSecret(ns, "db")
+	s.DeleteSecret(ns, "db", fxT0)
 	checkMissingKeys(t, run(), MissingKeysResult{Absent: []AbsentSecret{wantAbsent(ns, "db", SourcePod, byDeploy("web", 2))}})
 	s.DeletePod(ns, "web-7d9c5b-00000")
 	s.DeletePod(ns, "web-7d9c5b-00001")

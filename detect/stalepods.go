@@ -52,6 +52,12 @@ type WorkloadStale struct {
 	// Reload is set when a stale pod carries Reloader or Wave annotations: a
 	// restart was expected and did not happen (info only).
 	Reload bool
+	// ChangeSource is ChangeObserved when the watch saw the data change that at
+	// least one of these pods missed, else ChangeManagedFields: inferred at
+	// start-up from managedFields times, which a metadata-only edit by a data
+	// owner (a Helm upgrade that only relabels) also moves. An inferred finding
+	// must not alert like an observed one.
+	ChangeSource ChangeSource
 }
 
 // DataChange is the last data change of a Secret that a running container reads
@@ -95,6 +101,7 @@ func StalePods(v model.View, avail model.Availability) StalePodsResult {
 	type wlKey struct{ ns, kind, name, secret string }
 	wlPods := map[wlKey]map[string]bool{}
 	wlReload := map[wlKey]bool{}
+	wlObserved := map[wlKey]bool{}
 	var wlOrder []wlKey
 	changes := map[model.Ref]DataChange{}
 
@@ -154,6 +161,9 @@ func StalePods(v model.View, avail model.Availability) StalePodsResult {
 			if len(p.ReloadAnnotations) > 0 {
 				wlReload[wk] = true
 			}
+			if src == ChangeObserved {
+				wlObserved[wk] = true
+			}
 		}
 	}
 	sort.SliceStable(res.Stale, func(i, j int) bool {
@@ -173,8 +183,12 @@ func StalePods(v model.View, avail model.Availability) StalePodsResult {
 		return a.Via < b.Via
 	})
 	for _, wk := range wlOrder {
+		src := ChangeManagedFields
+		if wlObserved[wk] {
+			src = ChangeObserved
+		}
 		res.Workloads = append(res.Workloads, WorkloadStale{Namespace: wk.ns, WorkloadKind: wk.kind, Workload: wk.name,
-			Secret: wk.secret, Pods: len(wlPods[wk]), Reload: wlReload[wk]})
+			Secret: wk.secret, Pods: len(wlPods[wk]), Reload: wlReload[wk], ChangeSource: src})
 	}
 	sort.Slice(res.Workloads, func(i, j int) bool {
 		a, b := res.Workloads[i], res.Workloads[j]

@@ -146,6 +146,16 @@ func TestStalePods(t *testing.T) {
 			updates: []flUpdate{{-3 * time.Hour, flSecret("shop", "api-creds", "u1", map[string]string{"user": "U"})}, {0, creds("U", "P1")}},
 			pods:    []*model.Pod{spPod("api-1", before, model.SecretUse{Secret: "api-creds", Key: "pass", Optional: true, Via: model.ViaEnv, Container: "app"})},
 			want:    []StalePod{stale("api-1", model.ViaEnv, before, ChangeObserved)}},
+		{name: "a key added while the pod reads another, unchanged key: current",
+			updates: []flUpdate{
+				{-3 * time.Hour, flSecret("shop", "api-creds", "u1", map[string]string{"user": "U"}, flWrite("kubectl-client-side-apply", flT0.Add(-3*time.Hour)))},
+				{0, creds("U", "P1", flWrite("kubectl-client-side-apply", flT0.Add(-3*time.Hour)), flWrite("kubectl-patch", flT0))},
+			},
+			pods: []*model.Pod{spPod("api-1", before, spUse("api-creds", "user", model.ViaEnv))}},
+		{name: "a key added: an envFrom reader lacks it (stale)",
+			updates: []flUpdate{{-3 * time.Hour, flSecret("shop", "api-creds", "u1", map[string]string{"user": "U"})}, {0, creds("U", "P1")}},
+			pods:    []*model.Pod{spPod("api-1", before, spUse("api-creds", "", model.ViaEnvFrom))},
+			want:    []StalePod{stale("api-1", model.ViaEnvFrom, before, ChangeObserved)}},
 		{name: "absent Secret: not this detector's finding",
 			pods: []*model.Pod{spPod("api-1", before, spUse("api-creds", "pass", model.ViaEnv))}},
 		{name: "pods cache not available: nothing",
@@ -177,6 +187,38 @@ func TestStalePods(t *testing.T) {
 	}
 }
 
+// A Secret deleted and re-created with the same data while the agent watched
+// (kubectl replace --force, a prune and re-create): its new managedFields say
+// "written now", but the data did not change: readers that started before are
+// current. Re-created with other data: they are stale, observed.
+func TestStalePodsDeleteRecreate(t *testing.T) {
+	before := flT0.Add(-time.Hour)
+	for _, tc := range []struct {
+		name      string
+		recreated map[string]string
+		want      int
+	}{
+		{"same data", map[string]string{"pass": "P1"}, 0},
+		{"other data", map[string]string{"pass": "P2"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := model.NewStore(nil)
+			st.UpsertSecret(flSecret("shop", "api-creds", "u1", map[string]string{"pass": "P1"}, flWrite("kubectl-client-side-apply", flT0.Add(-2*time.Hour))), flT0.Add(-2*time.Hour))
+			st.UpsertPod(spPod("api-1", before, spUse("api-creds", "pass", model.ViaEnv)))
+			st.DeleteSecret("shop", "api-creds", flT0)
+			st.UpsertSecret(flSecret("shop", "api-creds", "u2", tc.recreated, flWrite("kubectl-client-side-apply", flT0)), flT0)
+			var res StalePodsResult
+			st.Read(func(v model.View) { res = StalePods(v, flAvail(model.ResSecrets, model.ResPods)) })
+			if len(res.Stale) != tc.want {
+				t.Fatalf("stale = %+v, want %d", res.Stale, tc.want)
+			}
+			if tc.want > 0 && res.Workloads[0].ChangeSource != ChangeObserved {
+				t.Errorf("re-created with other data while watched: %+v", res.Workloads)
+			}
+		})
+	}
+}
+
 func TestStalePodsWorkloadRollupAndChanges(t *testing.T) {
 	st := model.NewStore(nil)
 	st.UpsertSecret(flSecret("shop", "api-creds", "u1", map[string]string{"pass": "P1"}), flT0.Add(-time.Hour))
@@ -203,7 +245,7 @@ func TestStalePodsWorkloadRollupAndChanges(t *testing.T) {
 	if got := strings.Join(pods, " "); got != "api-a/api-creds api-b/api-creds" {
 		t.Errorf("stale = %s", got)
 	}
-	want := []WorkloadStale{{Namespace: "shop", WorkloadKind: "Deployment", Workload: "api", Secret: "api-creds", Pods: 2, Reload: true}}
+	want := []WorkloadStale{{Namespace: "shop", WorkloadKind: "Deployment", Workload: "api", Secret: "api-creds", Pods: 2, Reload: true, ChangeSource: ChangeObserved}}
 	if !reflect.DeepEqual(res.Workloads, want) {
 		t.Errorf("Workloads = %+v", res.Workloads)
 	}

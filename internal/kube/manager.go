@@ -358,7 +358,7 @@ func (m *Manager) handlerFor(res model.Resource) cache.ResourceEventHandler {
 	del := func(obj any) {
 		switch o := unwrap(obj).(type) {
 		case *model.Secret:
-			m.store.DeleteSecret(o.Namespace, o.Name)
+			m.store.DeleteSecret(o.Namespace, o.Name, now())
 		case *model.HelmRelease:
 			m.store.DeleteHelmRelease(o.Namespace, o.Name)
 		case *model.Pod:

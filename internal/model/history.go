@@ -15,6 +15,9 @@ type HistoryOptions struct {
 	Window time.Duration
 	// EventsPerSecret caps the flip and writer events kept per Secret (default 32).
 	EventsPerSecret int
+	// Tombstones caps how many deleted Secrets are remembered, for Window, so a
+	// Secret deleted and re-created is compared with what it held (default 4096).
+	Tombstones int
 }
 
 func (o *HistoryOptions) defaults() {
@@ -30,6 +33,9 @@ func (o *HistoryOptions) defaults() {
 	if o.EventsPerSecret <= 0 {
 		o.EventsPerSecret = 32
 	}
+	if o.Tombstones <= 0 {
+		o.Tombstones = 4096
+	}
 }
 
 // History is what only a watch can see: per Secret, the time of the last observed
@@ -40,6 +46,19 @@ func (o *HistoryOptions) defaults() {
 type History struct {
 	opts    HistoryOptions
 	secrets map[Ref]*secretHistory
+	// tombs remembers deleted Secrets for a while: a delete and re-create with
+	// the same data (kubectl replace --force, a restored backup, a GitOps
+	// prune-and-create) is not a data change; with other data it is one.
+	tombs map[Ref]tombstone
+}
+
+// tombstone is what a deleted Secret leaves: its value-free keys, the
+// managedFields summary it had, and its history.
+type tombstone struct {
+	at       time.Time
+	keys     KeySet
+	managers []ManagedField
+	hist     *secretHistory // nil when it had none
 }
 
 type fpAt struct {
@@ -58,8 +77,9 @@ type secretHistory struct {
 	flips      []time.Time
 	flipsTotal uint64
 	writers    []writerAt
-	// untracked is set when a data change touched a key whose history is not kept
-	// (over KeysPerSecret, or a key added or removed).
+	// untracked is set when a data change touched a key whose history is not
+	// kept (over KeysPerSecret). Added and removed keys are tracked: a removed
+	// key's last entry has the zero fingerprint.
 	untracked bool
 	// pinned is set at the first observed update that makes the live managedFields
 	// unreliable as a data-change estimate: a data change (observed times take
@@ -72,20 +92,31 @@ type secretHistory struct {
 // NewHistory makes an empty history.
 func NewHistory(o HistoryOptions) *History {
 	o.defaults()
-	return &History{opts: o, secrets: map[Ref]*secretHistory{}}
+	return &History{opts: o, secrets: map[Ref]*secretHistory{}, tombs: map[Ref]tombstone{}}
 }
 
 // Observe compares an old and a new record of the same Secret. An add (old nil) is
-// not a change: the initial list and a relist must never look like one.
+// not a change: the initial list and a relist must never look like one. An add of
+// a Secret this process saw deleted is compared with what the deleted one held.
 func (h *History) Observe(r Ref, old, cur *Secret, now time.Time) {
-	if old == nil || cur == nil || old == cur {
+	if cur == nil || old == cur {
+		return
+	}
+	if old == nil {
+		h.recreated(r, cur, now)
 		return
 	}
 	if old.UID != cur.UID && old.UID != "" && cur.UID != "" {
-		// Deleted and re-created between two events: a new object, not a change.
-		delete(h.secrets, r)
+		// Deleted and re-created between two events: a delete and an add.
+		h.Deleted(r, old, now)
+		h.recreated(r, cur, now)
 		return
 	}
+	h.observe(r, old, cur, now)
+}
+
+// observe records what changed between two records of one object.
+func (h *History) observe(r Ref, old, cur *Secret, now time.Time) {
 	changed := false
 	for k, ok := range old.Keys.All() {
 		if nk, found := cur.Keys.Get(k); !found || nk.FP != ok.FP {
@@ -112,37 +143,26 @@ func (h *History) Observe(r Ref, old, cur *Secret, now time.Time) {
 		return
 	}
 	sh := h.get(r)
-	sh.lastChange = now
+	at := changeTime(sh, cur, now)
+	sh.lastChange = at
 	if !sh.pinned {
 		sh.pinned, sh.pinnedWrite = true, lastDataWriteTime(old.Managers)
 	}
-	for k := range old.Keys.All() {
-		if !cur.Keys.Has(k) {
-			sh.untracked = true // a key removed
-		}
-	}
 	cutoff := now.Add(-h.opts.Window)
 	if w := latestDataWriter(cur.Managers); w != "" {
-		sh.writers = noteWriter(sh.writers, w, now, h.opts.EventsPerSecret)
+		sh.writers = noteWriter(sh.writers, w, at, h.opts.EventsPerSecret)
 	}
 	flipped := false
-	for k, nk := range cur.Keys.All() {
-		ok, had := old.Keys.Get(k)
-		if !had {
-			sh.untracked = true // a key added
-			continue
-		}
-		if ok.FP == nk.FP {
-			continue
-		}
+	note := func(k string, before, after Fingerprint) {
 		entries, tracked := sh.keys[k]
 		if !tracked {
 			if len(sh.keys) >= h.opts.KeysPerSecret {
 				sh.untracked = true
-				continue
+				return
 			}
-			// The old value was current until now; its real start is unknown.
-			entries = []fpAt{{fp: ok.FP, at: now}}
+			// The old value (or absence) was current until now; its real start
+			// is unknown.
+			entries = []fpAt{{fp: before, at: at}}
 		}
 		// Drop values replaced before the window began (entries[i+1].at is when
 		// entries[i] stopped being current), but keep the current one.
@@ -153,20 +173,104 @@ func (h *History) Observe(r Ref, old, cur *Secret, now time.Time) {
 			}
 		}
 		entries = kept
-		// A return to any earlier fingerprint but the current one is a flip.
-		for i := 0; i < len(entries)-1; i++ {
-			if entries[i].fp == nk.FP {
-				flipped = true
-				break
+		// A return to any earlier value but the current one is a flip. A key's
+		// absence (the zero fingerprint) is not a value: adding, removing or
+		// re-adding a key is a change, never a flip.
+		if !after.IsZero() && !before.IsZero() {
+			for i := 0; i < len(entries)-1; i++ {
+				if entries[i].fp == after {
+					flipped = true
+					break
+				}
 			}
 		}
-		entries = appendBounded(entries, fpAt{fp: nk.FP, at: now}, h.opts.EntriesPerKey)
-		sh.keys[k] = entries
+		sh.keys[k] = appendBounded(entries, fpAt{fp: after, at: at}, h.opts.EntriesPerKey)
+	}
+	for k, ok := range old.Keys.All() {
+		if !cur.Keys.Has(k) {
+			note(k, ok.FP, Fingerprint{}) // removed
+		}
+	}
+	for k, nk := range cur.Keys.All() {
+		ok, had := old.Keys.Get(k)
+		switch {
+		case !had:
+			note(k, Fingerprint{}, nk.FP) // added
+		case ok.FP != nk.FP:
+			note(k, ok.FP, nk.FP)
+		}
 	}
 	if flipped {
 		sh.flipsTotal++
-		sh.flips = appendBounded(sh.flips, now, h.opts.EventsPerSecret)
+		sh.flips = appendBounded(sh.flips, at, h.opts.EventsPerSecret)
 	}
+}
+
+// lateObservation is how much older than the event's arrival a data write's
+// managedFields time must be for the write to be stamped with it rather than
+// with the arrival: managedFields have a resolution of one second, and a change
+// seen late (a relist after a missed watch event, a watch that lagged) happened
+// no later than the write that made it.
+const lateObservation = 2 * time.Second
+
+// changeTime is the time to stamp an observed data change with: now, or the
+// newest managedFields time of a data write when that is clearly earlier (a
+// change first seen on a relist), never before the previous observed change.
+func changeTime(sh *secretHistory, cur *Secret, now time.Time) time.Time {
+	at := now
+	if t := lastDataWriteTime(cur.Managers); !t.IsZero() && now.Sub(t) > lateObservation {
+		at = t
+	}
+	if at.Before(sh.lastChange) {
+		at = sh.lastChange
+	}
+	return at
+}
+
+// Deleted remembers a deleted Secret for the window (see tombstone) and drops its
+// history.
+func (h *History) Deleted(r Ref, old *Secret, now time.Time) {
+	sh := h.secrets[r]
+	delete(h.secrets, r)
+	if old == nil {
+		return
+	}
+	cutoff := now.Add(-h.opts.Window)
+	for k, t := range h.tombs {
+		if !t.at.After(cutoff) {
+			delete(h.tombs, k)
+		}
+	}
+	if len(h.tombs) >= h.opts.Tombstones {
+		var oldest Ref
+		first := true
+		for k, t := range h.tombs {
+			if first || t.at.Before(h.tombs[oldest].at) {
+				oldest, first = k, false
+			}
+		}
+		delete(h.tombs, oldest)
+	}
+	h.tombs[r] = tombstone{at: now, keys: old.Keys, managers: old.Managers, hist: sh}
+}
+
+// recreated handles the add of Secret r: when this process saw it deleted within
+// the window, the new object is compared with the deleted one, as an update would
+// be. Same data: no change, and the data-change estimate stays the deleted one's.
+// Other data: an observed change.
+func (h *History) recreated(r Ref, cur *Secret, now time.Time) {
+	t, ok := h.tombs[r]
+	if !ok {
+		return
+	}
+	delete(h.tombs, r)
+	if !t.at.After(now.Add(-h.opts.Window)) {
+		return
+	}
+	if t.hist != nil {
+		h.secrets[r] = t.hist
+	}
+	h.observe(r, &Secret{Keys: t.keys, Managers: t.managers}, cur, now)
 }
 
 func appendBounded[T any](xs []T, x T, max int) []T {
@@ -229,8 +333,11 @@ func latestDataWriter(ms []ManagedField) string {
 	return best.Manager
 }
 
-// Forget drops a deleted Secret's history.
-func (h *History) Forget(r Ref) { delete(h.secrets, r) }
+// Forget drops a Secret's history and any tombstone of it.
+func (h *History) Forget(r Ref) {
+	delete(h.secrets, r)
+	delete(h.tombs, r)
+}
 
 // LastObservedChange is the time of the last data change this process saw.
 func (h *History) LastObservedChange(r Ref) (time.Time, bool) {
@@ -241,10 +348,10 @@ func (h *History) LastObservedChange(r Ref) (time.Time, bool) {
 	return sh.lastChange, true
 }
 
-// KeyLastChange says when key k of Secret r last changed value, as observed. known
-// is false when the observed history cannot tell (a key over the tracking cap, or
-// keys added or removed): use LastObservedChange. A zero time with known true means
-// no change of that key was observed.
+// KeyLastChange says when key k of Secret r last changed value, appeared or
+// disappeared, as observed. known is false when the observed history cannot tell
+// (keys over the tracking cap): use LastObservedChange. A zero time with known
+// true means no change of that key was observed.
 func (h *History) KeyLastChange(r Ref, k string) (t time.Time, known bool) {
 	sh := h.secrets[r]
 	if sh == nil || sh.lastChange.IsZero() {

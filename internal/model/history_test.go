@@ -153,9 +153,26 @@ func TestHistoryFlips(t *testing.T) {
 			},
 			wantChanged: true, wantChange: 2 * time.Minute,
 			want: FlipStats{InWindow: 1, Total: 1, Writers: []string{"externalsecrets.external-secrets.io/db", "kubectl-client-side-apply"}}},
-		{name: "delete and re-create (new UID) between events is not a change",
+		// The delete was missed (a relist shows a new UID): compared with what the
+		// deleted object held, like a watched delete and re-create.
+		{name: "delete and re-create (new UID) between events with the same data is not a change",
+			steps:       []step{{0, rec("u1", k1("A"))}, {time.Minute, rec("u1", k1("B"))}, {2 * time.Minute, rec("u2", k1("B"))}},
+			wantChanged: true, wantChange: time.Minute},
+		{name: "delete and re-create (new UID) with an earlier value is a change back: a flip",
 			steps:       []step{{0, rec("u1", k1("A"))}, {time.Minute, rec("u1", k1("B"))}, {2 * time.Minute, rec("u2", k1("A"))}},
-			wantChanged: false},
+			wantChanged: true, wantChange: 2 * time.Minute, want: FlipStats{InWindow: 1, Total: 1}},
+		{name: "a key added is a change of that key, not a flip; removed and re-added with its value neither",
+			steps: []step{{0, rec("u", k1("A"))}, {time.Minute, rec("u", map[string]string{"k": "A", "n": "N"})},
+				{2 * time.Minute, rec("u", k1("A"))}, {3 * time.Minute, rec("u", map[string]string{"k": "A", "n": "N"})}},
+			wantChanged: true, wantChange: 3 * time.Minute},
+		// A change first seen late (a relist after a missed watch event) is
+		// stamped with the managedFields time of the data write, not the arrival.
+		{name: "a change seen late is stamped no later than its managedFields time",
+			steps:       []step{{0, rec("u", k1("A"), dataBy("eso", -time.Hour))}, {10 * time.Minute, rec("u", k1("B"), dataBy("eso", time.Minute))}},
+			wantChanged: true, wantChange: time.Minute, want: FlipStats{Writers: []string{"eso"}}},
+		{name: "a change seen at once keeps its arrival time (managedFields have one-second resolution)",
+			steps:       []step{{0, rec("u", k1("A"), dataBy("eso", -time.Hour))}, {time.Minute, rec("u", k1("B"), dataBy("eso", time.Minute-time.Second))}},
+			wantChanged: true, wantChange: time.Minute, want: FlipStats{Writers: []string{"eso"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,26 +199,75 @@ func TestHistoryFlips(t *testing.T) {
 }
 
 func TestHistoryStoreDeleteRecreate(t *testing.T) {
+	owner := func(at time.Duration) ManagedField {
+		return ManagedField{Manager: "kubectl-client-side-apply", Operation: "Update", Time: t0.Add(at), OwnsData: true}
+	}
+	// Deleted and re-created with the same data while watched (kubectl replace
+	// --force, a prune and re-create): not a data change; the estimate from
+	// before the delete stays, though the new object's managedFields are new.
 	s := NewStore(nil)
-	s.UpsertSecret(rec("u1", k1("A")), t0)
-	s.UpsertSecret(rec("u1", k1("B")), t0.Add(time.Minute))
-	s.UpsertSecret(rec("u1", k1("A")), t0.Add(2*time.Minute))
-	s.Read(func(v View) {
-		if st := v.History().Flips(refS, t0.Add(2*time.Minute)); st.Total != 1 {
-			t.Fatalf("flips before delete = %+v", st)
-		}
-	})
-	s.DeleteSecret("ns", "s")
-	s.UpsertSecret(rec("u2", k1("C")), t0.Add(3*time.Minute))
+	s.UpsertSecret(rec("u1", k1("A"), owner(-time.Hour)), t0)
+	s.DeleteSecret("ns", "s", t0.Add(time.Minute))
+	s.UpsertSecret(rec("u2", k1("A"), owner(2*time.Minute)), t0.Add(2*time.Minute))
 	s.Read(func(v View) {
 		h := v.History()
 		if _, ok := h.LastObservedChange(refS); ok {
-			t.Error("re-created Secret has an observed change")
+			t.Error("re-created with the same data: observed a change")
 		}
-		if len(h.Flipped()) != 0 || h.Len() != 0 {
-			t.Errorf("history kept after delete: flipped %v, len %d", h.Flipped(), h.Len())
+		if at, ok := h.PinnedDataWrite(refS); !ok || !at.Equal(t0.Add(-time.Hour)) {
+			t.Errorf("estimate after re-create: %v %v, want the deleted object's", at, ok)
 		}
 	})
+
+	// With flips, then re-created with other data: a change, and the history
+	// (flips) goes on.
+	s = NewStore(nil)
+	s.UpsertSecret(rec("u1", k1("A")), t0)
+	s.UpsertSecret(rec("u1", k1("B")), t0.Add(time.Minute))
+	s.UpsertSecret(rec("u1", k1("A")), t0.Add(2*time.Minute))
+	s.DeleteSecret("ns", "s", t0.Add(150*time.Second))
+	s.Read(func(v View) {
+		if n := len(v.History().Flipped()); n != 0 {
+			t.Errorf("a deleted Secret still listed as flipped")
+		}
+	})
+	s.UpsertSecret(rec("u2", k1("C")), t0.Add(3*time.Minute))
+	s.Read(func(v View) {
+		h := v.History()
+		if at, ok := h.LastObservedChange(refS); !ok || !at.Equal(t0.Add(3*time.Minute)) {
+			t.Errorf("re-created with other data: %v %v", at, ok)
+		}
+		if st := h.Flips(refS, t0.Add(3*time.Minute)); st.Total != 1 {
+			t.Errorf("flips after re-create = %+v", st)
+		}
+	})
+
+	// A re-create after the window is a new object.
+	s = NewStore(NewHistory(HistoryOptions{Window: time.Minute}))
+	s.UpsertSecret(rec("u1", k1("A")), t0)
+	s.DeleteSecret("ns", "s", t0)
+	s.UpsertSecret(rec("u2", k1("B")), t0.Add(2*time.Minute))
+	s.Read(func(v View) {
+		if _, ok := v.History().LastObservedChange(refS); ok {
+			t.Error("re-created after the window: observed a change")
+		}
+	})
+}
+
+func TestHistoryTombstonesBounded(t *testing.T) {
+	h := NewHistory(HistoryOptions{Tombstones: 3})
+	for i := 0; i < 10; i++ {
+		r := Ref{Namespace: "ns", Name: string(rune('a' + i))}
+		h.Deleted(r, rec("u", k1("A")), t0.Add(time.Duration(i)*time.Second))
+	}
+	if len(h.tombs) != 3 {
+		t.Fatalf("%d tombstones, want 3", len(h.tombs))
+	}
+	for _, n := range []string{"h", "i", "j"} {
+		if _, ok := h.tombs[Ref{Namespace: "ns", Name: n}]; !ok {
+			t.Errorf("newest tombstone %s evicted", n)
+		}
+	}
 }
 
 func TestHistoryKeyLastChange(t *testing.T) {
@@ -236,6 +302,26 @@ func TestHistoryKeyLastChange(t *testing.T) {
 	}
 	if at, known := h.KeyLastChange(refS, "a"); !known || !at.Equal(t0.Add(time.Minute)) {
 		t.Errorf("tracked key a: %v %v", at, known)
+	}
+}
+
+// Adding a key changes that key only: readers of the other keys are not made
+// stale by it (the history used to fall back to the whole Secret's change).
+func TestHistoryKeyAdded(t *testing.T) {
+	h := NewHistory(HistoryOptions{})
+	run(h, []step{
+		{0, rec("u", map[string]string{"a": "A"})},
+		{time.Minute, rec("u", map[string]string{"a": "A", "new": "N"})},
+		{2 * time.Minute, rec("u", map[string]string{"a": "A"})},
+	})
+	if at, known := h.KeyLastChange(refS, "a"); !known || !at.IsZero() {
+		t.Errorf("unchanged key a: %v %v", at, known)
+	}
+	if at, known := h.KeyLastChange(refS, "new"); !known || !at.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("added then removed key: %v %v", at, known)
+	}
+	if at, ok := h.LastObservedChange(refS); !ok || !at.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("the Secret's data changed (envFrom readers): %v %v", at, ok)
 	}
 }
 

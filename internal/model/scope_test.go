@@ -27,7 +27,7 @@ func TestNamespacesFollowTheCluster(t *testing.T) {
 		before = v.Generation("ci-0000")
 	})
 	for i := 0; i < 1000; i++ {
-		s.DeleteSecret(fmt.Sprintf("ci-%04d", i), "s")
+		s.DeleteSecret(fmt.Sprintf("ci-%04d", i), "s", time.Time{})
 	}
 	s.UpsertHelmRelease(&HelmRelease{ObjectMeta: ObjectMeta{Namespace: "app", Name: "sh.helm.release.v1.r.v1"}, Release: "r",
 		Revision: 1, Status: "deployed", Expectations: []HelmExpectation{{Kind: "Secret", Namespace: "elsewhere", Name: "x"}}})

@@ -46,7 +46,7 @@ func TestSortedListsFollowInsertsUpdatesDeletes(t *testing.T) {
 			t.Fatalf("after an update Secrets() holds resourceVersion %s, want 2", rv)
 		}
 	})
-	s.DeleteSecret("a", "a")
+	s.DeleteSecret("a", "a", time.Time{})
 	check("a/y b/x ")
 	s.UpsertPod(&Pod{ObjectMeta: ObjectMeta{Namespace: "a", Name: "q"}})
 	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "f"}})
@@ -87,7 +87,7 @@ func TestSortedListsConcurrentReaders(t *testing.T) {
 			for i := 0; i < 200; i++ {
 				s.UpsertSecret(sec("ns", fmt.Sprintf("s%d-%d", w, i%50), fmt.Sprint(i)), time.Now())
 				if i%7 == 0 {
-					s.DeleteSecret("ns", fmt.Sprintf("s%d-%d", w, (i+3)%50))
+					s.DeleteSecret("ns", fmt.Sprintf("s%d-%d", w, (i+3)%50), time.Time{})
 				}
 			}
 		}()

@@ -191,17 +191,19 @@ func (s *Store) UpsertSecret(sec *Secret, now time.Time) {
 	s.history.Observe(r, old, sec, now)
 }
 
-// DeleteSecret forgets a Secret.
-func (s *Store) DeleteSecret(ns, name string) {
+// DeleteSecret forgets a Secret deleted at time now. The history remembers what
+// it held for a while, so a re-create with the same data is not a change.
+func (s *Store) DeleteSecret(ns, name string, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touchDeleted(ns)
 	r := refOf(ns, name)
-	if _, ok := s.secrets[r]; ok {
+	old, ok := s.secrets[r]
+	if ok {
 		s.secretList.invalidate()
 	}
 	delete(s.secrets, r)
-	s.history.Forget(r)
+	s.history.Deleted(r, old, now)
 }
 
 // UpsertPod records a pod and re-indexes its Secret references.

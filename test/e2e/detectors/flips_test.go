@@ -251,10 +251,10 @@ metadata: {name: db}
 stringData: {PASS: pw-two-e2e, USER: app-e2e}
 `)
 	stale := func(pod, container, via string) string {
-		return seriesAny("driftwatch_pod_stale_secret_seconds", `container="`+container+`",namespace="`+ns+`",pod="`+pod+`",secret="db",via="`+via+`"`)
+		return seriesAny("driftwatch_pod_stale_secret_seconds", `change_source="observed",container="`+container+`",namespace="`+ns+`",pod="`+pod+`",secret="db",via="`+via+`"`)
 	}
 	workload := func(kind, name string, pods float64) string {
-		return series("driftwatch_workload_stale_pods", `namespace="`+ns+`",secret="db",workload="`+name+`",workload_kind="`+kind+`"`, pods)
+		return series("driftwatch_workload_stale_pods", `change_source="observed",namespace="`+ns+`",secret="db",workload="`+name+`",workload_kind="`+kind+`"`, pods)
 	}
 	expectFindingsLoose(t, a, ns,
 		stale(apiPods[0], "app", "env"),
