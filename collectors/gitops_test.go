@@ -14,9 +14,9 @@ import (
 func gitopsStore(now time.Time) *model.Store {
 	s := model.NewStore(nil)
 	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("gitops", "keys"), Target: "keys", DataKeys: []string{"A"},
-		LastApplied: &model.LastApplied{Kind: "ExternalSecret", Name: "keys", SpecDataKeys: []string{"A", "B"}, HasSpecData: true}})
+		LastApplied: &model.LastApplied{Kind: "ExternalSecret", Name: "keys", SpecDataKeys: []string{"A", "B"}, HasSpecData: true, HoldsList: true}})
 	s.UpsertSecret(&model.Secret{ObjectMeta: om("gitops", "plain"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}, "b": {Len: 1}}),
-		LastApplied: &model.LastApplied{Kind: "Secret", DataKeys: []string{"a"}}}, now)
+		LastApplied: &model.LastApplied{Kind: "Secret", DataKeys: []string{"a", "c"}, HoldsList: true}}, now)
 	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "trap"), RespectIgnoreDifferences: true, SyncStatus: "Synced",
 		IgnoreDifferences: []model.IgnoreDifference{{Group: "external-secrets.io", Kind: "ExternalSecret",
 			JSONPointers: []string{"/spec/data/0/remoteRef"}, JQPathExpressions: []string{".spec.data[]"}}}})
@@ -32,7 +32,7 @@ func gitopsStore(now time.Time) *model.Store {
 const gitopsWant = `
 # HELP driftwatch_last_applied_truncated Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.
 # TYPE driftwatch_last_applied_truncated gauge
-driftwatch_last_applied_truncated{cause="last_applied_shorter",kind="Secret",name="plain",namespace="gitops"} 1
+driftwatch_last_applied_truncated{cause="live_shorter",kind="Secret",name="plain",namespace="gitops"} 1
 driftwatch_last_applied_truncated{cause="live_shorter",kind="ExternalSecret",name="keys",namespace="gitops"} 1
 # HELP driftwatch_argocd_ignore_list_trap 1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.
 # TYPE driftwatch_argocd_ignore_list_trap gauge

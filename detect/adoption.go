@@ -32,7 +32,8 @@ type Unsafe struct {
 //   - implicit_creation_policy: what the user applied did not set
 //     spec.target.creationPolicy, so the CRD defaulted it to Owner (deleting the
 //     ExternalSecret garbage-collects the Secret). Read from a last-applied
-//     annotation of kind ExternalSecret (client-side apply), else from the
+//     annotation of kind ExternalSecret (client-side apply) while its writer
+//     still holds spec.target.creationPolicy (model.LastApplied), else from the
 //     server-side Apply managedFields entries (model.CreationPolicyApplied).
 //     Objects only created or updated (Update entries also own CRD defaults) are
 //     not judged (never a guess).
@@ -74,7 +75,7 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 		add := func(reason string, n int) {
 			out = append(out, Unsafe{Namespace: e.Namespace, ExternalSecret: e.Name, Reason: reason, Keys: n})
 		}
-		if la := e.LastApplied; la != nil && la.Err == "" && la.Kind == "ExternalSecret" {
+		if la := e.LastApplied; la != nil && la.Err == "" && la.Kind == "ExternalSecret" && la.HoldsCreationPolicy {
 			if !la.CreationPolicySet {
 				add(UnsafeImplicitCreationPolicy, 0)
 			}

@@ -35,11 +35,15 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 		{name: "no target yet", es: migES("ns", "es", "target")},
 		{name: "implicit creationPolicy from last-applied",
 			es: withES(func(e *model.ExternalSecret) {
-				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", HasSpecData: true}
+				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", HasSpecData: true, HoldsCreationPolicy: true}
 			}), want: []string{UnsafeImplicitCreationPolicy}},
 		{name: "explicit creationPolicy in last-applied",
 			es: withES(func(e *model.ExternalSecret) {
-				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", CreationPolicySet: true}
+				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", CreationPolicySet: true, HoldsCreationPolicy: true}
+			})},
+		{name: "last-applied without creationPolicy, but another manager set it since: frozen history",
+			es: withES(func(e *model.ExternalSecret) {
+				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", HasSpecData: true}
 			})},
 		{name: "last-applied of another kind or unparsable is not judged",
 			es: withES(func(e *model.ExternalSecret) { e.LastApplied = &model.LastApplied{Kind: "Secret"} })},

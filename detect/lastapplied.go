@@ -10,15 +10,15 @@ import (
 const (
 	// CauseTruncatedPatch: the last-applied list is already shorter than the desired
 	// one (Helm rendered manifest or Argo CD target state): what was applied was cut
-	// short, e.g. by a list-replacing patch or Argo CD rebuilding the list from live
-	// (RespectIgnoreDifferences).
+	// short, e.g. by Argo CD rebuilding the list from live (RespectIgnoreDifferences).
+	// The one cause that pages: entries added in Git never ship.
 	CauseTruncatedPatch = "truncated_patch"
 	// CauseRevertedAfterApply: last-applied holds every desired entry but the live
 	// object lacks some: something removed them after the apply.
 	CauseRevertedAfterApply = "reverted_after_apply"
 	// Without a desired source, last-applied vs live only:
-	CauseLiveShorter        = "live_shorter"         // live lacks entries last-applied has
-	CauseLastAppliedShorter = "last_applied_shorter" // live has entries last-applied lacks (the next apply drops them)
+	CauseLiveShorter        = "live_shorter"         // live lacks entries last-applied has (the next apply restores them)
+	CauseLastAppliedShorter = "last_applied_shorter" // an ExternalSecret's live list has entries last-applied lacks (the next apply drops them)
 )
 
 // Truncation is an object whose last-applied record, live state and desired state
@@ -43,25 +43,35 @@ type Truncation struct {
 //     truncated_patch (Missing = that count); else entries of desired missing from
 //     live → reverted_after_apply (Missing = that count); else nothing.
 //   - no desired source: entries of last-applied missing from live → live_shorter;
-//     else entries of live missing from last-applied → last_applied_shorter.
+//     else, for an ExternalSecret, entries of live missing from last-applied →
+//     last_applied_shorter.
+//
+// The annotation is evidence only while the manager that wrote it still holds the
+// newest write of the list (model.LastApplied.HoldsList, from managedFields):
+// kubectl patch and kubectl edit change the list without updating the
+// annotation, and after them, server-side apply, Helm or Argo CD it is frozen
+// history. How client-side kubectl apply treats what is left (verified with the
+// real kubectl v1.37.2, docs/design.md "Precision"): a Secret's data is a map
+// merged per key, and keys only in live (the token controller's token, ca.crt and
+// namespace; argocd-server's server.secretkey; a key added with kubectl patch)
+// survive every later apply, so a Secret is never "last-applied shorter". An
+// ExternalSecret's spec.data is an atomic list in a JSON merge patch: an apply
+// whose list differs from live replaces the whole list.
 //
 // Lists are compared as multisets of names, so a reordering is not a finding.
 // An annotation that failed to parse, or that describes another kind or name
 // (ESO copies an ExternalSecret's annotation onto its target Secret), is skipped.
-// For Secrets, keys that an ExternalSecret writes into the Secret are not counted
-// as "live has more than last-applied": ESO merging into an applied Secret is the
-// intended setup.
 func LastAppliedTruncated(v model.View, avail model.Availability) []Truncation {
 	var out []Truncation
 	desired := newDesiredLists(v, avail)
 	if avail[model.ResExternalSecrets] {
 		for _, e := range v.ExternalSecrets() {
 			la := e.LastApplied
-			if e.DecodeErr != "" || !describes(la, "ExternalSecret", e.Name) {
+			if e.DecodeErr != "" || !describes(la, "ExternalSecret", e.Name) || !la.HoldsList {
 				continue
 			}
 			want, ok := desired.specData(e.Namespace, e.Name)
-			if t, bad := classify(want, ok, la.SpecDataKeys, e.DataKeys, nil); bad {
+			if t, bad := classify(want, ok, la.SpecDataKeys, e.DataKeys, true); bad {
 				t.Namespace, t.Kind, t.Name = e.Namespace, "ExternalSecret", e.Name
 				out = append(out, t)
 			}
@@ -70,7 +80,7 @@ func LastAppliedTruncated(v model.View, avail model.Availability) []Truncation {
 	if avail[model.ResSecrets] {
 		for _, s := range v.Secrets() {
 			la := s.LastApplied
-			if !describes(la, "Secret", s.Name) {
+			if !describes(la, "Secret", s.Name) || !la.HoldsList {
 				continue
 			}
 			live := make([]string, 0, s.Keys.Len())
@@ -78,23 +88,8 @@ func LastAppliedTruncated(v model.View, avail model.Availability) []Truncation {
 				live = append(live, k)
 			}
 			sort.Strings(live)
-			var esoKeys map[string]bool
-			if avail[model.ResExternalSecrets] {
-				for _, e := range v.ExternalSecretsTargeting(s.Namespace, s.Name) {
-					for _, k := range ESExpectedKeys(e) {
-						if esoKeys == nil {
-							esoKeys = map[string]bool{}
-						}
-						esoKeys[k] = true
-					}
-				}
-			} else if s.Labels["reconcile.external-secrets.io/managed"] == "true" {
-				// ESO writes this Secret but which keys is unknown: extra live keys
-				// are not judged.
-				esoKeys = map[string]bool{"*": true}
-			}
 			want, ok := desired.secretKeys(s.Namespace, s.Name)
-			if t, bad := classify(want, ok, la.DataKeys, live, esoKeys); bad {
+			if t, bad := classify(want, ok, la.DataKeys, live, false); bad {
 				t.Namespace, t.Kind, t.Name = s.Namespace, "Secret", s.Name
 				out = append(out, t)
 			}
@@ -112,9 +107,10 @@ func describes(la *model.LastApplied, kind, name string) bool {
 	return la.Name == "" || la.Name == name
 }
 
-// classify applies the table of LastAppliedTruncated. ignoreExtra names live
-// entries that do not count as "last-applied shorter" ("*": none counts).
-func classify(desired []string, haveDesired bool, lastApplied, live []string, ignoreExtra map[string]bool) (Truncation, bool) {
+// classify applies the table of LastAppliedTruncated. atomic says the live list
+// is replaced as a whole by the next apply (an ExternalSecret's spec.data), so
+// live entries the annotation lacks would be dropped.
+func classify(desired []string, haveDesired bool, lastApplied, live []string, atomic bool) (Truncation, bool) {
 	if haveDesired {
 		if n := missingFrom(desired, lastApplied); n > 0 {
 			return Truncation{Cause: CauseTruncatedPatch, Missing: n}, true
@@ -127,19 +123,10 @@ func classify(desired []string, haveDesired bool, lastApplied, live []string, ig
 	if n := missingFrom(lastApplied, live); n > 0 {
 		return Truncation{Cause: CauseLiveShorter, Missing: n}, true
 	}
-	if ignoreExtra["*"] {
+	if !atomic {
 		return Truncation{}, false
 	}
-	extra := live
-	if len(ignoreExtra) > 0 {
-		extra = nil
-		for _, k := range live {
-			if !ignoreExtra[k] {
-				extra = append(extra, k)
-			}
-		}
-	}
-	if n := missingFrom(extra, lastApplied); n > 0 {
+	if n := missingFrom(live, lastApplied); n > 0 {
 		return Truncation{Cause: CauseLastAppliedShorter, Missing: n}, true
 	}
 	return Truncation{}, false

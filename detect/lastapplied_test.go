@@ -23,8 +23,21 @@ func gtAll() model.Availability {
 	return a
 }
 
+// gtESLA is a last-applied annotation whose writer still holds the newest
+// write of spec.data (the evidence is current).
 func gtESLA(keys ...string) *model.LastApplied {
-	return &model.LastApplied{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", SpecDataKeys: keys, HasSpecData: true}
+	return &model.LastApplied{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", SpecDataKeys: keys, HasSpecData: true, HoldsList: true}
+}
+
+// gtStale marks a last-applied annotation as frozen history: another manager
+// wrote the list after it (kubectl patch or edit, server-side apply, Helm).
+func gtStale(la *model.LastApplied) *model.LastApplied {
+	la.HoldsList = false
+	return la
+}
+
+func gtSecretLA(keys ...string) *model.LastApplied {
+	return &model.LastApplied{APIVersion: "v1", Kind: "Secret", DataKeys: keys, HoldsList: true}
 }
 
 func gtES(ns, name string, live []string, la *model.LastApplied) *model.ExternalSecret {
@@ -136,9 +149,25 @@ func TestLastAppliedTruncated(t *testing.T) {
 			want: []Truncation{{ns, "ExternalSecret", "db", CauseLiveShorter, 1}},
 		},
 		{
+			// Only while the writer holds the list: a mutating webhook that
+			// adds an entry to what kubectl applied.
 			name: "no desired source, last-applied shorter than live",
 			f:    gtFixture{es: []*model.ExternalSecret{gtES(ns, "db", []string{"A", "B", "C"}, gtESLA("A", "B"))}},
 			want: []Truncation{{ns, "ExternalSecret", "db", CauseLastAppliedShorter, 1}},
+		},
+		{
+			// Real kubectl: `kubectl patch` of spec.data moves f:spec.f:data to
+			// manager kubectl-patch and leaves the annotation as it was.
+			name: "list patched or edited after the apply: the annotation is frozen history, nothing",
+			f: gtFixture{es: []*model.ExternalSecret{
+				gtES(ns, "added", []string{"A", "B", "C"}, gtStale(gtESLA("A", "B"))),
+				gtES(ns, "removed", []string{"A"}, gtStale(gtESLA("A", "B"))),
+			}},
+		},
+		{
+			name: "list taken over by Helm: frozen history even against a desired list",
+			f: gtFixture{es: []*model.ExternalSecret{gtES(ns, "db", []string{"A", "B", "C"}, gtStale(gtESLA("A")))},
+				releases: []*model.HelmRelease{gtHelm(ns, "db", 2, "deployed", helmES("db", "A", "B", "C"))}},
 		},
 		{
 			name: "reordering is not a finding",
@@ -175,19 +204,26 @@ func TestLastAppliedTruncated(t *testing.T) {
 				es: []*model.ExternalSecret{gtES(ns, "db", []string{"A"}, gtESLA("A"))}},
 		},
 		{
+			// Real kubectl: a key removed with kubectl patch leaves no managedFields
+			// entry of its own; the client-side apply entry is still the newest data
+			// write. The next apply restores it.
 			name: "Secret: a key removed after apply",
-			f:    gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user"}, &model.LastApplied{APIVersion: "v1", Kind: "Secret", Name: "cfg", DataKeys: []string{"password", "user"}})}},
+			f:    gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user"}, gtSecretLA("password", "user"))}},
 			want: []Truncation{{ns, "Secret", "cfg", CauseLiveShorter, 1}},
 		},
 		{
+			name: "Secret: a key removed, and another manager wrote data since: frozen history",
+			f:    gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user"}, gtStale(gtSecretLA("password", "user")))}},
+		},
+		{
 			name: "Secret: Helm desired keys, last-applied short",
-			f: gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user"}, &model.LastApplied{Kind: "Secret", DataKeys: []string{"user"}})},
+			f: gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user"}, gtSecretLA("user"))},
 				releases: []*model.HelmRelease{gtHelm(ns, "cfg", 1, "deployed", model.HelmExpectation{Kind: "Secret", Name: "cfg", Keys: []string{"password", "user"}})}},
 			want: []Truncation{{ns, "Secret", "cfg", CauseTruncatedPatch, 1}},
 		},
 		{
 			name: "Secret: keys ESO merges in are not 'last-applied shorter'",
-			f: gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user", "token"}, &model.LastApplied{Kind: "Secret", DataKeys: []string{"user"}})},
+			f: gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user", "token"}, gtSecretLA("user"))},
 				es: []*model.ExternalSecret{func() *model.ExternalSecret {
 					e := gtES(ns, "cfg-es", []string{"token"}, nil)
 					e.Target = "cfg"
@@ -195,9 +231,16 @@ func TestLastAppliedTruncated(t *testing.T) {
 				}()}},
 		},
 		{
-			name: "Secret: a key nobody declared is 'last-applied shorter'",
-			f:    gtFixture{secrets: []*model.Secret{gtSecret(ns, "cfg", []string{"user", "extra"}, &model.LastApplied{Kind: "Secret", DataKeys: []string{"user"}})}},
-			want: []Truncation{{ns, "Secret", "cfg", CauseLastAppliedShorter, 1}},
+			// Real kubectl: keys only in live survive every client-side apply of a
+			// Secret (strategic merge of a map). The token controller's
+			// token/ca.crt/namespace, argocd-server's server.secretkey in the
+			// data-less argocd-secret, a key added with kubectl patch.
+			name: "Secret: keys only in live (controller-filled, patched in) are never 'last-applied shorter'",
+			f: gtFixture{secrets: []*model.Secret{
+				gtSecret(ns, "sa-token", []string{"ca.crt", "namespace", "token"}, gtSecretLA()),
+				gtSecret(ns, "argocd-secret", []string{"server.secretkey"}, gtSecretLA()),
+				gtSecret(ns, "cfg", []string{"user", "extra"}, gtSecretLA("user")),
+			}},
 		},
 	}
 	for _, tt := range tests {

@@ -109,7 +109,6 @@ var wantDemo = map[string][]string{
 	"driftwatch_externalsecret_sync_overdue": {"externalsecret=reports,namespace=shop"},
 	"driftwatch_secretstore_not_ready":       {"kind=SecretStore,namespace=shop,reason=InvalidProviderConfig,store=aws-broken"},
 	"driftwatch_last_applied_truncated": {
-		"cause=last_applied_shorter,kind=ExternalSecret,name=payments-keys,namespace=gitops",
 		"cause=reverted_after_apply,kind=ExternalSecret,name=search-keys,namespace=gitops",
 		"cause=truncated_patch,kind=ExternalSecret,name=orders-keys,namespace=gitops",
 	},

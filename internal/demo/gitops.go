@@ -13,19 +13,21 @@ import (
 // GitOps part, namespace "gitops": truncated last-applied records, the Argo CD
 // ignore-paths trap and a never-converging Application. Expected findings:
 //
-//   - driftwatch_last_applied_truncated{kind="ExternalSecret",name="payments-keys",cause="last_applied_shorter"} 1
-//     (ADYEN_KEY was added with kubectl edit: the next kubectl apply drops it);
-//   - ...{name="orders-keys",cause="truncated_patch"} 1 (the Helm chart renders
-//     DB_PASSWORD but what was applied already lacked it), and the Helm source
-//     then misses DB_PASSWORD in Secret orders-keys;
-//   - ...{name="search-keys",cause="reverted_after_apply"} 1 (applied in full,
-//     SEARCH_PASS removed from the live object afterwards), and the Helm source
-//     misses SEARCH_PASS in Secret search-keys;
+//   - driftwatch_last_applied_truncated{kind="ExternalSecret",name="orders-keys",cause="truncated_patch"} 1
+//     (the Helm chart renders DB_PASSWORD but what was applied already lacked
+//     it), and the Helm source then misses DB_PASSWORD in Secret orders-keys;
+//   - ...{name="search-keys",cause="reverted_after_apply"} 1 (kubectl applied it
+//     in full and still holds spec.data, yet the live list lacks SEARCH_PASS: a
+//     mutating webhook stripped it), and the Helm source misses SEARCH_PASS in
+//     Secret search-keys;
 //   - driftwatch_argocd_ignore_list_trap{application="keys-trap",path="/spec/data/0/remoteRef",respect_ignore_differences="true"} 1;
 //   - driftwatch_argocd_not_converging{application="stuck"} ≈ 1200.
 //
 // The target Secrets carry their ExternalSecret's last-applied annotation, as ESO
 // copies it: it describes an ExternalSecret and must not be judged as a Secret's.
+// payments-keys is a healthy look-alike: ADYEN_KEY was added with kubectl edit,
+// which took spec.data over (managedFields) without updating the annotation, so
+// the annotation is frozen history, not evidence.
 // Application "web" ignores /metadata/annotations/foo and is healthy.
 func init() { addPart(gitopsPart) }
 
@@ -34,11 +36,30 @@ const gitopsNS = "gitops"
 func gitopsPart(now time.Time) (core, dyn []runtime.Object) {
 	fresh := now.Add(-5 * time.Minute)
 	vault := map[string]any{"name": "vault", "kind": "SecretStore"}
-	es := func(name string, live, applied []string) *unstructured.Unstructured {
+	// The managedFields real kubectl leaves (docs/design.md, "Precision"):
+	// client-side apply owns the annotation and spec.data; kubectl edit of the
+	// list takes f:spec.f:data over and leaves the annotation as it was.
+	applied := func(at time.Time, withData bool) metav1.ManagedFieldsEntry {
+		spec := `"f:spec":{".":{},"f:refreshInterval":{},"f:secretStoreRef":{".":{},"f:kind":{},"f:name":{}},"f:target":{".":{},"f:creationPolicy":{},"f:deletionPolicy":{},"f:name":{}}}`
+		if withData {
+			spec = `"f:spec":{".":{},"f:data":{},"f:refreshInterval":{},"f:secretStoreRef":{".":{},"f:kind":{},"f:name":{}},"f:target":{".":{},"f:creationPolicy":{},"f:deletionPolicy":{},"f:name":{}}}`
+		}
+		return flipsEntry("kubectl-client-side-apply", at, &metav1.FieldsV1{Raw: []byte(
+			`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},` + spec + `}`)})
+	}
+	es := func(name string, live, lastApplied []string, edited bool) *unstructured.Unstructured {
 		spec := map[string]any{"secretStoreRef": vault, "refreshInterval": "1h",
 			"target": map[string]any{"name": name, "creationPolicy": "Owner"}, "data": esData(live...)}
 		u := externalSecret(gitopsNS, name, spec, "True", "SecretSynced", fresh)
-		u.SetAnnotations(map[string]string{lastAppliedAnn: esLastApplied(name, applied)})
+		u.SetAnnotations(map[string]string{lastAppliedAnn: esLastApplied(name, lastApplied)})
+		mf := []metav1.ManagedFieldsEntry{applied(now.Add(-2*time.Hour), !edited)}
+		if edited {
+			mf = append(mf, flipsEntry("kubectl-edit", now.Add(-time.Hour), &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:data":{}}}`)}))
+		}
+		for i := range mf {
+			mf[i].APIVersion = "external-secrets.io/v1"
+		}
+		u.SetManagedFields(mf)
 		return u
 	}
 	target := func(name string, keys ...string) runtime.Object {
@@ -58,9 +79,9 @@ func gitopsPart(now time.Time) (core, dyn []runtime.Object) {
 	}
 
 	dyn = append(dyn,
-		es("payments-keys", []string{"STRIPE_KEY", "PAYPAL_KEY", "ADYEN_KEY"}, []string{"STRIPE_KEY", "PAYPAL_KEY"}),
-		es("orders-keys", []string{"DB_URL", "DB_USER"}, []string{"DB_URL", "DB_USER"}),
-		es("search-keys", []string{"SEARCH_USER"}, []string{"SEARCH_USER", "SEARCH_PASS"}),
+		es("payments-keys", []string{"STRIPE_KEY", "PAYPAL_KEY", "ADYEN_KEY"}, []string{"STRIPE_KEY", "PAYPAL_KEY"}, true),
+		es("orders-keys", []string{"DB_URL", "DB_USER"}, []string{"DB_URL", "DB_USER"}, false),
+		es("search-keys", []string{"SEARCH_USER"}, []string{"SEARCH_USER", "SEARCH_PASS"}, false),
 		store("SecretStore", gitopsNS, "vault", map[string]any{"vault": map[string]any{"server": "https://vault.example:8200"}}, "True", "Valid"),
 	)
 	core = append(core,

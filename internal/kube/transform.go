@@ -199,6 +199,8 @@ func (t *Transformer) Secret(obj any) (any, error) {
 		if rec.LastApplied.Name == rec.Name {
 			rec.LastApplied.Name = rec.Name // one string, not two
 		}
+		holds := parse.LastAppliedHolds(s.ManagedFields, [][]string{parse.PathSecretData, parse.PathSecretStringData})
+		rec.LastApplied.HoldsList = holds[0]
 		t.decodeProblem("secrets", &s.ObjectMeta, "last-applied", rec.LastApplied.Err)
 	}
 	if ek, ok := s.Annotations[AnnExpectedKeys]; ok {
@@ -513,6 +515,8 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		if rec.LastApplied.Name == rec.Name {
 			rec.LastApplied.Name = rec.Name
 		}
+		holds := parse.LastAppliedHolds(mf, [][]string{parse.PathSpecData}, [][]string{parse.PathCreationPolicy})
+		rec.LastApplied.HoldsList, rec.LastApplied.HoldsCreationPolicy = holds[0], holds[1]
 		t.decodeProblem("externalsecrets", &meta, "last-applied", rec.LastApplied.Err)
 	}
 	if ek, ok := ann[AnnExpectedKeys]; ok {

@@ -68,6 +68,14 @@ type LastApplied struct {
 	HasSpecData bool
 	// CreationPolicySet: spec.target.creationPolicy was present in what was applied.
 	CreationPolicySet bool
+	// HoldsList: the manager that wrote the annotation still holds the newest
+	// write of the list it describes (a Secret's data keys, an ExternalSecret's
+	// spec.data), so the annotation is evidence about that list. After another
+	// manager writes it (kubectl patch or edit do not update the annotation;
+	// server-side apply, Helm, Argo CD, a controller) it is frozen history.
+	HoldsList bool
+	// HoldsCreationPolicy: the same for spec.target.creationPolicy.
+	HoldsCreationPolicy bool
 	// Size is the annotation's length in bytes.
 	Size int
 	// Err is a parse failure ("" when none), including an annotation over the

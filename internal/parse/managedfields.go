@@ -90,3 +90,107 @@ func LastDataWrite(m []model.ManagedField) time.Time {
 	}
 	return t
 }
+
+// Field paths, in fieldsV1 form, that say who holds a last-applied annotation's
+// evidence.
+var (
+	// PathLastApplied is the last-applied-configuration annotation.
+	PathLastApplied = []string{"f:metadata", "f:annotations", "f:" + LastAppliedAnnotation}
+	// PathSpecData is an ExternalSecret's spec.data: an atomic list, owned as a
+	// whole by the last manager that changed it.
+	PathSpecData = []string{"f:spec", "f:data"}
+	// PathCreationPolicy is an ExternalSecret's spec.target.creationPolicy.
+	PathCreationPolicy = []string{"f:spec", "f:target", "f:creationPolicy"}
+	// PathSecretData and PathSecretStringData hold a Secret's keys (per key).
+	PathSecretData       = []string{"f:data"}
+	PathSecretStringData = []string{"f:stringData"}
+)
+
+// LastAppliedHolds reports, for each field (a set of alternative fieldsV1
+// paths), whether the manager that wrote the last-applied-configuration
+// annotation still holds the newest write of that field: its managedFields entry
+// owns the annotation and the field, and no entry with a later time owns the
+// field. Only then is the annotation evidence about the field. Once another
+// manager writes it — kubectl patch or edit (they do not update the annotation),
+// server-side apply, Helm, Argo CD, a controller — the annotation is frozen
+// history for that field, whatever the next client-side apply would do. Without
+// an entry owning the annotation nothing holds. Status entries never count.
+// Times have a resolution of one second: a tie counts as held.
+func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string) []bool {
+	out := make([]bool, len(fields))
+	if len(entries) > MaxManagedFieldsEntries {
+		entries = entries[:MaxManagedFieldsEntries]
+	}
+	writer := -1
+	for i := range entries {
+		if usableEntry(&entries[i]) && ownsPath(entries[i].FieldsV1.Raw, PathLastApplied) {
+			writer = i
+			break
+		}
+	}
+	if writer < 0 {
+		return out
+	}
+	wt := entryTime(&entries[writer])
+	for f, alts := range fields {
+		owns := func(e *metav1.ManagedFieldsEntry) bool {
+			for _, p := range alts {
+				if ownsPath(e.FieldsV1.Raw, p) {
+					return true
+				}
+			}
+			return false
+		}
+		if !owns(&entries[writer]) {
+			continue
+		}
+		held := true
+		for i := range entries {
+			if i == writer || !usableEntry(&entries[i]) {
+				continue
+			}
+			if entryTime(&entries[i]).After(wt) && owns(&entries[i]) {
+				held = false
+				break
+			}
+		}
+		out[f] = held
+	}
+	return out
+}
+
+func usableEntry(e *metav1.ManagedFieldsEntry) bool {
+	return e.Subresource == "" && e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == "") &&
+		len(e.FieldsV1.Raw) <= MaxFieldsV1Bytes
+}
+
+func entryTime(e *metav1.ManagedFieldsEntry) time.Time {
+	if e.Time == nil {
+		return time.Time{}
+	}
+	return e.Time.Time
+}
+
+// ownsPath reports whether the fieldsV1 object raw has the nested member path
+// (every element a member name such as "f:spec").
+func ownsPath(raw []byte, path []string) bool {
+	cur := raw
+	for _, name := range path {
+		var next []byte
+		found := false
+		if !eachMember(cur, func(k, v []byte) bool {
+			if keyIs(k, name) {
+				next, found = v, true
+				return false
+			}
+			return true
+		}) && !found {
+			return false
+		}
+		if !found {
+			return false
+		}
+		cur = next
+	}
+	return true
+}

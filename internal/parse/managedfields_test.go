@@ -103,3 +103,53 @@ func BenchmarkManagedFields(b *testing.B) {
 		_ = LastDataWrite(ManagedFields(entries, SecretDataFields...))
 	}
 }
+
+// The managedFields below are the ones the real kubectl v1.37.2 wrote against
+// kube-apiserver v1.37.2 (recorded in docs/design.md, "Precision").
+func TestLastAppliedHolds(t *testing.T) {
+	at := func(s int) *metav1.Time { tm := metav1.NewTime(time.Date(2026, 12, 3, 9, 32, s, 0, time.UTC)); return &tm }
+	e := func(manager string, sec int, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: "Update", Time: at(sec), FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	const csaSecret = `{"f:data":{".":{},"f:a":{},"f:b":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:type":{}}`
+	const csaES = `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{".":{},"f:data":{},"f:refreshInterval":{},"f:secretStoreRef":{".":{},"f:kind":{},"f:name":{}},"f:target":{".":{},"f:creationPolicy":{},"f:deletionPolicy":{},"f:name":{}}}}`
+	const csaESWithoutData = `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{".":{},"f:refreshInterval":{},"f:secretStoreRef":{".":{},"f:kind":{},"f:name":{}},"f:target":{".":{},"f:creationPolicy":{},"f:deletionPolicy":{},"f:name":{}}}}`
+	secretData := [][]string{PathSecretData, PathSecretStringData}
+	cases := []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		fields  [][][]string
+		want    []bool
+	}{
+		{"applied Secret", []metav1.ManagedFieldsEntry{e("kubectl-client-side-apply", 26, csaSecret)}, [][][]string{secretData}, []bool{true}},
+		{"kubectl patch added a key later: the newest data write is not the writer's",
+			[]metav1.ManagedFieldsEntry{e("kubectl-client-side-apply", 26, csaSecret), e("kubectl-patch", 27, `{"f:data":{"f:c":{}}}`)},
+			[][][]string{secretData}, []bool{false}},
+		{"a label edit is not a data write",
+			[]metav1.ManagedFieldsEntry{e("kubectl-client-side-apply", 26, csaSecret), e("kubectl-label", 34, `{"f:metadata":{"f:labels":{".":{},"f:x":{}}}}`)},
+			[][][]string{secretData}, []bool{true}},
+		{"re-applied after the patch: the writer's entry is newest again",
+			[]metav1.ManagedFieldsEntry{e("kubectl-patch", 27, `{"f:data":{"f:c":{}}}`), e("kubectl-client-side-apply", 31, csaSecret)},
+			[][][]string{secretData}, []bool{true}},
+		{"ExternalSecret applied", []metav1.ManagedFieldsEntry{e("kubectl-client-side-apply", 35, csaES)},
+			[][][]string{{PathSpecData}, {PathCreationPolicy}}, []bool{true, true}},
+		{"ExternalSecret list patched: the list moved to kubectl-patch, creationPolicy did not",
+			[]metav1.ManagedFieldsEntry{e("kubectl-client-side-apply", 35, csaESWithoutData), e("kubectl-patch", 36, `{"f:spec":{"f:data":{}}}`)},
+			[][][]string{{PathSpecData}, {PathCreationPolicy}}, []bool{false, true}},
+		{"server-side apply: the annotation belongs to kubectl-last-applied, which owns no data",
+			[]metav1.ManagedFieldsEntry{
+				{Manager: "kubectl-last-applied", Operation: "Apply", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`)}},
+				{Manager: "kubectl", Operation: "Apply", Time: at(35), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:stringData":{"f:a":{},"f:e":{}}}`)}},
+			}, [][][]string{secretData}, []bool{false}},
+		{"no entry owns the annotation", []metav1.ManagedFieldsEntry{e("helm", 1, `{"f:data":{"f:a":{}}}`)}, [][][]string{secretData}, []bool{false}},
+		{"malformed fieldsV1", []metav1.ManagedFieldsEntry{e("x", 1, `{"f:metadata":`)}, [][][]string{secretData}, []bool{false}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := LastAppliedHolds(c.entries, c.fields...); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
