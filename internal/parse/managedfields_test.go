@@ -107,7 +107,10 @@ func BenchmarkManagedFields(b *testing.B) {
 // The managedFields below are the ones the real kubectl v1.37.2 wrote against
 // kube-apiserver v1.37.2 (recorded in docs/design.md, "Precision").
 func TestLastAppliedHolds(t *testing.T) {
-	at := func(s int) *metav1.Time { tm := metav1.NewTime(time.Date(2026, 12, 3, 9, 32, s, 0, time.UTC)); return &tm }
+	at := func(s int) *metav1.Time {
+		tm := metav1.NewTime(time.Date(2026, 12, 3, 9, 32, s, 0, time.UTC))
+		return &tm
+	}
 	e := func(manager string, sec int, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: "Update", Time: at(sec), FieldsType: "FieldsV1",
 			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}

@@ -3,6 +3,9 @@ package detectors
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,17 +144,27 @@ spec:
   - {secretKey: ORDERS_USER, remoteRef: {key: orders-user}}
 `
 
-// The last-applied record against the live object, with no desired source:
-// an entry dropped from the live ExternalSecret after `kubectl apply` is
-// live_shorter; an entry added live (say by `kubectl edit`) that the next apply
-// would drop is last_applied_shorter. Re-applying heals both. An ExternalSecret
-// applied and left alone yields nothing.
+// The last-applied annotation is evidence only while its writer holds the list
+// (managedFields). With the real kubectl, apiserver, helm and ESO:
+//
+//   - ExternalSecrets applied with client-side kubectl apply and left alone:
+//     nothing.
+//   - Their spec.data patched afterwards (an entry dropped from one, added to
+//     another): the patcher now owns f:spec.f:data and the annotation is frozen
+//     history, so nothing either (these used to be live_shorter and
+//     last_applied_shorter).
+//   - A Helm release renders ExternalSecret orders with three entries, then an
+//     old two-entry manifest is kubectl-applied over it: client-side apply now
+//     holds the list and its record lacks an entry the chart renders:
+//     truncated_patch, and the Helm source misses the key in the Secret ESO
+//     rewrote. helm upgrade takes the list back: both clear.
 func TestLastAppliedTruncated(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.NewNamespace(t)
 	ctx := ctxT(t)
 	c.Apply(t, ns, fakeStore("store", "stripe", "sk-e2e", "paypal", "pp-e2e", "adyen", "ad-e2e",
-		"search-user", "su-e2e", "search-pass", "sp-e2e", "orders-url", "https://orders.e2e", "orders-user", "ou-e2e"))
+		"search-user", "su-e2e", "search-pass", "sp-e2e", "orders-url", "https://orders.e2e", "orders-user", "ou-e2e",
+		"orders-token", "ot-e2e"))
 	if out, err := c.Kubectl(ctx, keysES, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
@@ -171,26 +184,95 @@ func TestLastAppliedTruncated(t *testing.T) {
 	expectFindings(t, a, ns)
 
 	// Someone drops an entry from the live object (a merge patch replaces the
-	// list whole); the last-applied annotation still lists three.
+	// list whole) and adds one to another; the annotations still list the old.
 	drop := `{"spec":{"data":[{"secretKey":"STRIPE_KEY","remoteRef":{"key":"stripe"}},{"secretKey":"PAYPAL_KEY","remoteRef":{"key":"paypal"}}]}}`
-	if _, err := c.Dynamic.Resource(esGVR).Namespace(ns).Patch(ctx, "keys", types.MergePatchType, []byte(drop), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Dynamic.Resource(esGVR).Namespace(ns).Patch(ctx, "keys", types.MergePatchType, []byte(drop), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
 		t.Fatal(err)
 	}
-	// ... and someone adds one live to another.
 	add := `{"spec":{"data":[{"secretKey":"SEARCH_USER","remoteRef":{"key":"search-user"}},{"secretKey":"SEARCH_PASS","remoteRef":{"key":"search-pass"}}]}}`
-	if _, err := c.Dynamic.Resource(esGVR).Namespace(ns).Patch(ctx, "extended", types.MergePatchType, []byte(add), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Dynamic.Resource(esGVR).Namespace(ns).Patch(ctx, "extended", types.MergePatchType, []byte(add), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
 		t.Fatal(err)
 	}
-	expectFindings(t, a, ns,
-		series("driftwatch_last_applied_truncated", `cause="live_shorter",kind="ExternalSecret",name="keys",namespace="`+ns+`"`, 1),
-		series("driftwatch_last_applied_truncated", `cause="last_applied_shorter",kind="ExternalSecret",name="extended",namespace="`+ns+`"`, 1),
-	)
+	// What the apiserver recorded: the patcher owns the list now.
+	es, err = c.Dynamic.Resource(esGVR).Namespace(ns).Get(ctx, "keys", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := ""
+	for _, m := range es.GetManagedFields() {
+		if m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `"f:data"`) {
+			owner += m.Manager + " "
+		}
+	}
+	if owner != "kubectl-patch " {
+		t.Fatalf("after the patch, f:spec.f:data is owned by %q, want only kubectl-patch", owner)
+	}
+	// Wait until the agent has seen both patches, then: nothing.
+	a.WaitForSeries(t, "driftwatch_externalsecret_sync_age_seconds", map[string]string{"namespace": ns, "externalsecret": "extended"}, wait)
+	time.Sleep(2 * time.Second)
+	expectFindings(t, a, ns)
 
-	// Re-applying the manifests restores the live lists.
-	if out, err := c.Kubectl(ctx, keysES, "apply", "-n", ns, "-f", "-"); err != nil {
+	// A Helm release renders orders with three entries (the real helm).
+	chart := t.TempDir()
+	writeFile(t, chart+"/Chart.yaml", "apiVersion: v2\nname: orders\nversion: 0.1.0\n")
+	writeFile(t, chart+"/templates/es.yaml", ordersES(true))
+	helm(t, c, "install", "orders", chart, "-n", ns)
+	// An old two-entry manifest, applied over it with kubectl.
+	if out, err := c.Kubectl(ctx, ordersES(false), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
+	expectFindings(t, a, ns,
+		series("driftwatch_last_applied_truncated", `cause="truncated_patch",kind="ExternalSecret",name="orders",namespace="`+ns+`"`, 1),
+		series("driftwatch_secret_missing_key", `key="ORDERS_TOKEN",namespace="`+ns+`",optional="false",secret="orders",source="helm"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="orders",source="helm"`, 1),
+	)
+	// helm upgrade patches the list back and owns it: the annotation is history.
+	helm(t, c, "upgrade", "orders", chart, "-n", ns)
 	expectFindings(t, a, ns)
+}
+
+// ordersES renders ExternalSecret orders with two entries, or three.
+func ordersES(withToken bool) string {
+	y := `apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: orders}
+spec:
+  refreshInterval: 1h
+  secretStoreRef: {name: store, kind: SecretStore}
+  target: {name: orders, creationPolicy: Owner}
+  data:
+  - {secretKey: ORDERS_URL, remoteRef: {key: orders-url}}
+  - {secretKey: ORDERS_USER, remoteRef: {key: orders-user}}
+`
+	if withToken {
+		y += "  - {secretKey: ORDERS_TOKEN, remoteRef: {key: orders-token}}\n"
+	}
+	return y
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// helm runs the real helm against the stack as the admin, with its own home.
+func helm(t *testing.T, c *cluster.Cluster, args ...string) {
+	t.Helper()
+	bin, err := cluster.Tool("helm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cmd := exec.Command(bin, append(args, "--kubeconfig", c.AdminKubeconfig, "--wait=false")...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+home+"/cache", "XDG_CONFIG_HOME="+home+"/config", "XDG_DATA_HOME="+home+"/data")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 // argoApp renders an Argo CD Application. The Application CRD has no status
