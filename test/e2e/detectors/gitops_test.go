@@ -157,14 +157,15 @@ spec:
 //     old two-entry manifest is kubectl-applied over it: client-side apply now
 //     holds the list and its record lacks an entry the chart renders:
 //     truncated_patch, and the Helm source misses the key in the Secret ESO
-//     rewrote. helm upgrade takes the list back: both clear.
+//     rewrote. helm upgrade leaves the drift (custom resources get a two-way
+//     merge of release manifests); re-applying the full manifest clears both.
 func TestLastAppliedTruncated(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.NewNamespace(t)
 	ctx := ctxT(t)
 	c.Apply(t, ns, fakeStore("store", "stripe", "sk-e2e", "paypal", "pp-e2e", "adyen", "ad-e2e",
 		"search-user", "su-e2e", "search-pass", "sp-e2e", "orders-url", "https://orders.e2e", "orders-user", "ou-e2e",
-		"orders-token", "ot-e2e"))
+		"api-url", "https://api.e2e", "api-user", "au-e2e", "api-token", "at-e2e"))
 	if out, err := c.Kubectl(ctx, keysES, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
@@ -223,12 +224,44 @@ func TestLastAppliedTruncated(t *testing.T) {
 	}
 	expectFindings(t, a, ns,
 		series("driftwatch_last_applied_truncated", `cause="truncated_patch",kind="ExternalSecret",name="orders",namespace="`+ns+`"`, 1),
-		series("driftwatch_secret_missing_key", `key="ORDERS_TOKEN",namespace="`+ns+`",optional="false",secret="orders",source="helm"`, 1),
+		series("driftwatch_secret_missing_key", `key="API_TOKEN",namespace="`+ns+`",optional="false",secret="orders",source="helm"`, 1),
 		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="orders",source="helm"`, 1),
 	)
-	// helm upgrade patches the list back and owns it: the annotation is history.
+	// helm upgrade does not heal it: Helm 3.22 patches custom resources with a
+	// two-way merge of the old and new release manifests (pkg/kube createPatch),
+	// so drift in the live object survives an upgrade whose chart is unchanged.
 	helm(t, c, "upgrade", "orders", chart, "-n", ns)
+	live, err := c.Dynamic.Resource(esGVR).Namespace(ns).Get(ctx, "orders", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _, _ := unstructuredList(live.Object, "spec", "data"); len(data) != 2 {
+		t.Fatalf("after helm upgrade the live list has %d entries; Helm 3.22 was expected to leave the drift (2)", len(data))
+	}
+	time.Sleep(2 * time.Second)
+	expectFindings(t, a, ns,
+		series("driftwatch_last_applied_truncated", `cause="truncated_patch",kind="ExternalSecret",name="orders",namespace="`+ns+`"`, 1),
+		series("driftwatch_secret_missing_key", `key="API_TOKEN",namespace="`+ns+`",optional="false",secret="orders",source="helm"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="orders",source="helm"`, 1),
+	)
+	// Applying the chart's full manifest heals it: both clear.
+	if out, err := c.Kubectl(ctx, ordersES(true), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
 	expectFindings(t, a, ns)
+}
+
+func unstructuredList(obj map[string]any, path ...string) ([]any, bool, error) {
+	cur := any(obj)
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false, fmt.Errorf("%s: not an object", p)
+		}
+		cur = m[p]
+	}
+	l, ok := cur.([]any)
+	return l, ok, nil
 }
 
 // ordersES renders ExternalSecret orders with two entries, or three.
@@ -241,11 +274,11 @@ spec:
   secretStoreRef: {name: store, kind: SecretStore}
   target: {name: orders, creationPolicy: Owner}
   data:
-  - {secretKey: ORDERS_URL, remoteRef: {key: orders-url}}
-  - {secretKey: ORDERS_USER, remoteRef: {key: orders-user}}
+  - {secretKey: API_URL, remoteRef: {key: api-url}}
+  - {secretKey: API_USER, remoteRef: {key: api-user}}
 `
 	if withToken {
-		y += "  - {secretKey: ORDERS_TOKEN, remoteRef: {key: orders-token}}\n"
+		y += "  - {secretKey: API_TOKEN, remoteRef: {key: api-token}}\n"
 	}
 	return y
 }
