@@ -70,3 +70,31 @@ func ParseMetrics(b []byte) ([]Metric, error) {
 	}
 	return out, sc.Err()
 }
+
+// RenderOptions adapt the shipped rules to an installation.
+type RenderOptions struct {
+	// Job is the Prometheus job label of driftwatch's scrape (default driftwatch).
+	Job string
+	// RunbookBaseURL replaces RunbookBase in every runbook_url (default: the
+	// runbooks in this repository), e.g. an internal wiki or a mirror.
+	RunbookBaseURL string
+}
+
+// Render returns the rule file with opts applied, the same substitutions the
+// Helm chart's PrometheusRule makes (deploy_test.go holds the two equal).
+func Render(opts RenderOptions) ([]byte, error) {
+	out := string(Rules)
+	if opts.Job != "" && opts.Job != "driftwatch" {
+		if strings.ContainsAny(opts.Job, "\"\\\n") {
+			return nil, fmt.Errorf("job %q: a Prometheus label value without quotes, backslashes or newlines", opts.Job)
+		}
+		out = strings.ReplaceAll(out, `job="driftwatch"`, `job="`+opts.Job+`"`)
+	}
+	if base := opts.RunbookBaseURL; base != "" {
+		if strings.ContainsAny(base, "\" \n") {
+			return nil, fmt.Errorf("runbook base URL %q: no quotes, spaces or newlines", base)
+		}
+		out = strings.ReplaceAll(out, RunbookBase, strings.TrimSuffix(base, "/")+"/")
+	}
+	return []byte(out), nil
+}

@@ -347,3 +347,22 @@ func TestParseMetricsRejectsBadLines(t *testing.T) {
 		}
 	}
 }
+
+func TestRender(t *testing.T) {
+	out, err := Render(RenderOptions{Job: "dw", RunbookBaseURL: "https://wiki.example/runbooks/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	if strings.Contains(s, `job="driftwatch"`) || !strings.Contains(s, `job="dw"`) {
+		t.Error("job not substituted")
+	}
+	if strings.Contains(s, RunbookBase) || !strings.Contains(s, "https://wiki.example/runbooks/DriftwatchSecretMissingKeyConsumed.md") {
+		t.Error("runbook base not substituted")
+	}
+	for _, bad := range []RenderOptions{{Job: `a"b`}, {RunbookBaseURL: "https://x y"}} {
+		if _, err := Render(bad); err == nil {
+			t.Errorf("Render(%+v): no error", bad)
+		}
+	}
+}

@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/alerts"
 )
 
 const (
@@ -90,6 +92,7 @@ var scenarios = []struct {
 		"--set", "noKeyLabel=true", "--set", "extraArgs={--flip-window=2h}", "--set", "logFormat=text",
 		"--set", "metrics.job=dw-agent", "--set", "prometheusRule.additionalAlertLabels.team=platform",
 		"--set", "prometheusRule.additionalAlertLabels.severity=ignored",
+		"--set", "prometheusRule.runbookBaseURL=https://wiki.example.com/sre/driftwatch",
 		"--set", "extraEnv[0].name=GOMEMLIMIT", "--set", "extraEnv[0].value=400MiB",
 	}},
 	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "podDisruptionBudget.enabled=true"}},
@@ -599,12 +602,16 @@ func checkEverything(t *testing.T, objs []object) {
 		t.Fatalf("want a PrometheusRule")
 	}
 	got := prs[0].obj.(*prometheusRule).Spec
-	src, err := os.ReadFile("../alerts/driftwatch.rules.yaml")
+	// The chart makes the substitutions `agent rules` makes.
+	rendered, err := alerts.Render(alerts.RenderOptions{Job: "dw-agent", RunbookBaseURL: "https://wiki.example.com/sre/driftwatch"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(string(rendered), alerts.RunbookBase) || !strings.Contains(string(rendered), "https://wiki.example.com/sre/driftwatch/DriftwatchSecretMissingKeyConsumed.md") {
+		t.Errorf("alerts.Render did not move every runbook_url to the base URL")
+	}
 	var wantRG ruleGroups
-	if err := yaml.UnmarshalStrict([]byte(strings.ReplaceAll(string(src), `job="driftwatch"`, `job="dw-agent"`)), &wantRG); err != nil {
+	if err := yaml.UnmarshalStrict(rendered, &wantRG); err != nil {
 		t.Fatal(err)
 	}
 	for gi := range wantRG.Groups {

@@ -5,6 +5,7 @@
 //	agent [flags]                      run against a cluster (or --demo)
 //	agent compare NS/LIVE NS/CHECK     key-by-key verdicts of two Secrets, values never printed
 //	agent check [flags]                one-shot run of every detector, for CI and migrations
+//	agent rules [--job J] [--runbook-base-url U]  the alerting rules for this installation
 package main
 
 import (
@@ -192,6 +193,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return cli.Compare(args[1:], stdout, stderr)
 		case "check":
 			return cli.Check(args[1:], stdout, stderr)
+		case "rules":
+			return cli.Rules(args[1:], stdout, stderr)
 		}
 	}
 	var o options

@@ -188,6 +188,12 @@ func TestFullChain(t *testing.T) {
 			t.Errorf("page %s %q does not name %s", ann, page.Annotations[ann], object)
 		}
 	}
+	// The page says what is wrong: the key and who reads the Secret.
+	for _, want := range []string{pageKey, "Pod/api"} {
+		if !strings.Contains(page.Annotations["description"], want) {
+			t.Errorf("page description %q does not name %s", page.Annotations["description"], want)
+		}
+	}
 	if want := "docs/runbooks/" + pageAlert + ".md"; !strings.HasSuffix(page.Annotations["runbook_url"], want) {
 		t.Errorf("page runbook_url %q does not end in %s", page.Annotations["runbook_url"], want)
 	}
@@ -350,11 +356,13 @@ func applyScenario(t *testing.T, c *cluster.Cluster, ns string) {
 	finished := time.Now().Add(-20 * time.Minute).UTC()
 
 	// The incident: the api pod reads STRIPE_KEY through an optional
-	// secretKeyRef; Secret app lacks it. The pod would start without it.
+	// secretKeyRef; Secret app lacks it. The pod would start without it. The
+	// chart author declared the key (driftwatch.io/expected-keys): with a second
+	// source expecting it, the optional reference pages (alone it would warn).
 	c.Apply(t, ns, `
 apiVersion: v1
 kind: Secret
-metadata: {name: `+pageSecret+`}
+metadata: {name: `+pageSecret+`, annotations: {driftwatch.io/expected-keys: "DB_USER,`+pageKey+`"}}
 stringData: {DB_USER: app-db-user-e2e}
 ---
 apiVersion: v1

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/driftwatch/driftwatch/alerts"
+)
+
+const rulesUsage = `usage: agent rules [--job NAME] [--runbook-base-url URL]
+
+Prints driftwatch's Prometheus alerting rules (alerts/driftwatch.rules.yaml, built
+into the binary) for this installation: the job label of the scrape and where the
+runbooks live. The Helm chart's PrometheusRule makes the same substitutions
+(metrics.job, prometheusRule.runbookBaseURL).
+
+`
+
+// Rules runs `agent rules`.
+func Rules(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("rules", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, rulesUsage)
+		fs.PrintDefaults()
+	}
+	job := fs.String("job", "driftwatch", "the Prometheus job label of driftwatch's scrape")
+	base := fs.String("runbook-base-url", alerts.RunbookBase, "base URL of the runbooks; each alert links <base>/<AlertName>.md")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agent rules: unexpected argument %q\n", fs.Arg(0))
+		return ExitError
+	}
+	b, err := alerts.Render(alerts.RenderOptions{Job: *job, RunbookBaseURL: *base})
+	if err != nil {
+		fmt.Fprintln(stderr, "agent rules:", err)
+		return ExitError
+	}
+	if _, err := stdout.Write(b); err != nil {
+		fmt.Fprintln(stderr, "agent rules:", err)
+		return ExitError
+	}
+	return ExitOK
+}
