@@ -366,3 +366,104 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+var (
+	selectorRef = regexp.MustCompile(`\b(driftwatch_[a-z0-9_]+)\b(\{[^}]*\})?`)
+	matcherRef  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
+	joinRef     = regexp.MustCompile(`\b(and|unless)\b`)
+	severityOf  = map[string]collectors.Severity{"critical": collectors.SevCritical, "warning": collectors.SevWarning}
+)
+
+// selectedSeverities returns the severities of the finding family's series that
+// a selector's matchers select.
+func selectedSeverities(f *collectors.Family, selector string) []collectors.Severity {
+	all := f.Severities()
+	if f.SeverityBy == nil {
+		return all
+	}
+	for _, m := range matcherRef.FindAllStringSubmatch(selector, -1) {
+		if m[1] != f.SeverityBy.Label {
+			continue
+		}
+		switch m[2] {
+		case "=":
+			return []collectors.Severity{f.SeverityOf(map[string]string{m[1]: m[3]})}
+		case "!=":
+			var out []collectors.Severity
+			add := func(s collectors.Severity) {
+				for _, o := range out {
+					if o == s {
+						return
+					}
+				}
+				out = append(out, s)
+			}
+			add(f.Severity) // any value not listed keeps the family's
+			for v, s := range f.SeverityBy.Values {
+				if v != m[3] {
+					add(s)
+				}
+			}
+			return out
+		}
+	}
+	return all
+}
+
+// Each finding family declares its severity once (collectors.Catalog); the
+// alert rules must agree with it: every series an alert is about (the
+// selectors before a join's and/unless, which only restrict or exclude) has
+// the alert's severity, every critical or warning series is alerted at its
+// severity, and info is never alerted.
+func TestAlertSeveritiesMatchCatalog(t *testing.T) {
+	covered := map[string]map[collectors.Severity]bool{}
+	cover := func(f *collectors.Family, s collectors.Severity) {
+		name := f.Name
+		if f.Restates != "" {
+			name = f.Restates
+		}
+		if covered[name] == nil {
+			covered[name] = map[collectors.Severity]bool{}
+		}
+		covered[name][s] = true
+	}
+	for _, r := range loadRules(t) {
+		want, ok := severityOf[r.Labels["severity"]]
+		if !ok {
+			continue // TestEveryAlertIsComplete reports it
+		}
+		subject := r.Expr
+		if loc := joinRef.FindStringIndex(subject); loc != nil {
+			subject = subject[:loc[0]]
+		}
+		for _, m := range selectorRef.FindAllStringSubmatch(subject, -1) {
+			f, ok := collectors.Lookup(m[1])
+			if !ok || f.Kind != collectors.KindFinding {
+				continue
+			}
+			for _, s := range selectedSeverities(f, m[2]) {
+				if s != want {
+					t.Errorf("%s (severity %s) selects %s%s, whose series there are %s in the catalog", r.Alert, want, m[1], m[2], s)
+				}
+			}
+			cover(f, want)
+		}
+	}
+	for _, f := range collectors.Catalog() {
+		if f.Kind != collectors.KindFinding {
+			continue
+		}
+		name := f.Name
+		if f.Restates != "" {
+			name = f.Restates
+		}
+		for _, s := range f.Severities() {
+			if s == collectors.SevInfo {
+				continue
+			}
+			if !covered[name][s] {
+				t.Errorf("%s declares %s series but no %s alert is about them (add the alert, or declare the severity the family really has)", f.Name, s, s)
+			}
+		}
+	}
+}

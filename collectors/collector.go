@@ -5,7 +5,6 @@ package collectors
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -107,23 +106,21 @@ func (f *Findings) DetectorNames() []string {
 }
 
 var (
-	descDetectorEnabled  = selfDesc("driftwatch_detector_enabled", "1 when the detector runs: every resource it needs is served, permitted and synced.", "detector")
-	descDetectorDuration = selfDesc("driftwatch_detector_duration_seconds", "How long the detector took during this scrape.", "detector")
-	descDetectorNSEvals  = selfDesc("driftwatch_detector_namespace_evaluations_total",
-		"Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.", "detector")
+	descDetectorEnabled = declare(Family{Name: "driftwatch_detector_enabled",
+		Help:   "1 when the detector runs: every resource it needs is served, permitted and synced.",
+		Labels: []string{"detector"}, Kind: KindHealth})
+	descDetectorDuration = declare(Family{Name: "driftwatch_detector_duration_seconds",
+		Help:   "How long the detector took during this scrape.",
+		Labels: []string{"detector"}, Kind: KindHealth})
+	descDetectorNSEvals = declare(Family{Name: "driftwatch_detector_namespace_evaluations_total",
+		Help:   "Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.",
+		Labels: []string{"detector"}, Kind: KindHealth, Type: prometheus.CounterValue})
 )
-
-func selfDesc(name, help string, labels ...string) *prometheus.Desc {
-	return describe(prometheus.NewDesc(name, help, labels, nil), name, help)
-}
 
 // Describe sends every descriptor the collector may emit.
 func (f *Findings) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descDetectorEnabled
-	ch <- descDetectorDuration
-	ch <- descDetectorNSEvals
-	for _, d := range allFindingDescs {
-		ch <- d
+	for _, f := range catalog {
+		ch <- f.desc
 	}
 }
 
@@ -223,13 +220,13 @@ type emitter struct {
 	cfg *Config
 }
 
+// gauge emits a series of d's family (the family's declared type, gauge or
+// counter).
 func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) {
-	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
+	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, familyOf[d].Type, v, labels...))
 }
 
-func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) {
-	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...))
-}
+func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) { e.gauge(d, v, labels...) }
 
 func b2f(b bool) float64 {
 	if b {
@@ -237,8 +234,6 @@ func b2f(b bool) float64 {
 	}
 	return 0
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // joinBounded joins names with commas, cut to at most max bytes on a name boundary.
 func joinBounded(names []string, max int) string {

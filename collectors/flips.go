@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -30,23 +32,50 @@ func SetFlapThreshold(n int) {
 func FlapThreshold() int { return int(flapThreshold.Load()) }
 
 var (
-	descFlipsTotal = newDesc("driftwatch_secret_flips_total",
-		"Times a key of the Secret returned to an earlier value (A→B→A) since driftwatch started; only Secrets that flipped.",
-		"namespace", "secret")
-	descFlapping = newDesc("driftwatch_secret_flapping",
-		"Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.",
-		"namespace", "secret", "writers")
-	descPodStale = newDesc("driftwatch_pod_stale_secret_seconds",
-		"Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value. "+
+	descFlipsTotal = declare(Family{
+		Name:     "driftwatch_secret_flips_total",
+		Help:     "Times a key of the Secret returned to an earlier value (A→B→A) since driftwatch started; only Secrets that flipped.",
+		Labels:   []string{"namespace", "secret"},
+		Kind:     KindFinding,
+		Class:    "Flipping values",
+		Severity: SevInfo,
+		Type:     prometheus.CounterValue,
+	})
+	descFlapping = declare(Family{
+		Name:     "driftwatch_secret_flapping",
+		Help:     "Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.",
+		Labels:   []string{"namespace", "secret", "writers"},
+		Kind:     KindFinding,
+		Class:    "Flipping values",
+		Severity: SevCritical,
+	})
+	descPodStale = declare(Family{
+		Name: "driftwatch_pod_stale_secret_seconds",
+		Help: "Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value. " +
 			"change_source: observed (the watch saw the change) or managed_fields (inferred at start-up; a metadata-only edit by a data owner also moves it).",
-		"namespace", "pod", "container", "secret", "via", "change_source")
-	descWorkloadStale = newDesc("driftwatch_workload_stale_pods",
-		"Running pods of a workload with a container older than the last data change of a Secret it read once at start. "+
+		Labels:     []string{"namespace", "pod", "container", "secret", "via", "change_source"},
+		Kind:       KindFinding,
+		Class:      "Stale pods",
+		Severity:   SevWarning,
+		SeverityBy: &SeverityBy{Label: "change_source", Values: map[string]Severity{string(detect.ChangeManagedFields): SevInfo}},
+		Restates:   "driftwatch_workload_stale_pods",
+	})
+	descWorkloadStale = declare(Family{
+		Name: "driftwatch_workload_stale_pods",
+		Help: "Running pods of a workload with a container older than the last data change of a Secret it read once at start. " +
 			"change_source: observed when the watch saw a change one of them missed, else managed_fields (inferred).",
-		"namespace", "workload_kind", "workload", "secret", "change_source")
-	descLastDataChange = newDesc("driftwatch_secret_last_data_change_timestamp_seconds",
-		"Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).",
-		"namespace", "secret", "source")
+		Labels:     []string{"namespace", "workload_kind", "workload", "secret", "change_source"},
+		Kind:       KindFinding,
+		Class:      "Stale pods",
+		Severity:   SevWarning,
+		SeverityBy: &SeverityBy{Label: "change_source", Values: map[string]Severity{string(detect.ChangeManagedFields): SevInfo}},
+	})
+	descLastDataChange = declare(Family{
+		Name:   "driftwatch_secret_last_data_change_timestamp_seconds",
+		Help:   "Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).",
+		Labels: []string{"namespace", "secret", "source"},
+		Kind:   KindObject,
+	})
 )
 
 func init() {

@@ -9,15 +9,32 @@ import (
 )
 
 var (
-	descLastAppliedTruncated = newDesc("driftwatch_last_applied_truncated",
-		"Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
-		"namespace", "kind", "name", "cause")
-	descArgoIgnoreListTrap = newDesc("driftwatch_argocd_ignore_list_trap",
-		"1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.",
-		"namespace", "application", "group", "kind", "path", "respect_ignore_differences")
-	descArgoNotConverging = newDesc("driftwatch_argocd_not_converging",
-		"Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).",
-		"namespace", "application")
+	descLastAppliedTruncated = declare(Family{
+		Name:       "driftwatch_last_applied_truncated",
+		Help:       "Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
+		Labels:     []string{"namespace", "kind", "name", "cause"},
+		Kind:       KindFinding,
+		Class:      "Truncated last-applied",
+		Severity:   SevWarning,
+		SeverityBy: &SeverityBy{Label: "cause", Values: map[string]Severity{detect.CauseTruncatedPatch: SevCritical}},
+	})
+	descArgoIgnoreListTrap = declare(Family{
+		Name:       "driftwatch_argocd_ignore_list_trap",
+		Help:       "1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.",
+		Labels:     []string{"namespace", "application", "group", "kind", "path", "respect_ignore_differences"},
+		Kind:       KindFinding,
+		Class:      "Argo CD ignore-list trap",
+		Severity:   SevWarning,
+		SeverityBy: &SeverityBy{Label: "respect_ignore_differences", Values: map[string]Severity{"true": SevCritical}},
+	})
+	descArgoNotConverging = declare(Family{
+		Name:     "driftwatch_argocd_not_converging",
+		Help:     "Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).",
+		Labels:   []string{"namespace", "application"},
+		Kind:     KindFinding,
+		Class:    "Argo CD not converging",
+		Severity: SevWarning,
+	})
 )
 
 // DefaultNotConvergingThreshold is how long an Application may stay OutOfSync after

@@ -11,30 +11,63 @@ import (
 // Migration and identity findings: continuous compare of declared pairs,
 // adoption safety, workload identity.
 var (
-	descCompareMismatch = newDesc("driftwatch_compare_mismatch",
-		"1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent "+
-			"(with --no-key-label: the number of keys per verdict and hint, key empty). "+
+	descCompareMismatch = declare(Family{
+		Name: "driftwatch_compare_mismatch",
+		Help: "1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent " +
+			"(with --no-key-label: the number of keys per verdict and hint, key empty). " +
 			"verdict: mismatch, missing_from_store, only_in_store, live_secret_absent, store_secret_absent; hint: whitespace or empty.",
-		"namespace", "secret", "compare_with", "key", "verdict", "hint")
-	descCompareReady = newDesc("driftwatch_compare_ready",
-		"1 when both Secrets of a compare pair exist and every key matches (safe to adopt), else 0.",
-		"namespace", "secret", "compare_with")
-	descUnsafe = newDesc("driftwatch_externalsecret_unsafe",
-		"1 when an ExternalSecret's configuration can destroy or leak data on adoption or deletion. "+
+		Labels:   []string{"namespace", "secret", "compare_with", "key", "verdict", "hint"},
+		Kind:     KindFinding,
+		Class:    "Byte-identical compare",
+		Severity: SevInfo,
+	})
+	descCompareReady = declare(Family{
+		Name:   "driftwatch_compare_ready",
+		Help:   "1 when both Secrets of a compare pair exist and every key matches (safe to adopt), else 0.",
+		Labels: []string{"namespace", "secret", "compare_with"},
+		Kind:   KindObject,
+	})
+	descUnsafe = declare(Family{
+		Name: "driftwatch_externalsecret_unsafe",
+		Help: "1 when an ExternalSecret's configuration can destroy or leak data on adoption or deletion. " +
 			"reason: implicit_creation_policy, owner_over_existing, delete_with_merge, unexpected_keys.",
-		"namespace", "externalsecret", "reason")
-	descDuplicate = newDesc("driftwatch_secret_duplicate_credentials",
-		"1 when a Secret holds exactly the same data as another Secret of its namespace (duplicate_of, the first in lexical order).",
-		"namespace", "secret", "duplicate_of")
-	descLastAppliedData = newDesc("driftwatch_secret_last_applied_data",
-		"1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
-		"namespace", "secret", "stale")
-	descIdentityMissing = newDesc("driftwatch_serviceaccount_workload_identity_missing",
-		"1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.",
-		"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason")
-	descIdentityInfo = newDesc("driftwatch_serviceaccount_workload_identity_info",
-		"1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.",
-		"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason")
+		Labels:   []string{"namespace", "externalsecret", "reason"},
+		Kind:     KindFinding,
+		Class:    "Adoption safety",
+		Severity: SevWarning,
+	})
+	descDuplicate = declare(Family{
+		Name:     "driftwatch_secret_duplicate_credentials",
+		Help:     "1 when a Secret holds exactly the same data as another Secret of its namespace (duplicate_of, the first in lexical order).",
+		Labels:   []string{"namespace", "secret", "duplicate_of"},
+		Kind:     KindFinding,
+		Class:    "Adoption safety",
+		Severity: SevWarning,
+	})
+	descLastAppliedData = declare(Family{
+		Name:     "driftwatch_secret_last_applied_data",
+		Help:     "1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
+		Labels:   []string{"namespace", "secret", "stale"},
+		Kind:     KindFinding,
+		Class:    "Adoption safety",
+		Severity: SevWarning,
+	})
+	descIdentityMissing = declare(Family{
+		Name:     "driftwatch_serviceaccount_workload_identity_missing",
+		Help:     "1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.",
+		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
+		Kind:     KindFinding,
+		Class:    "Workload identity",
+		Severity: SevWarning,
+	})
+	descIdentityInfo = declare(Family{
+		Name:     "driftwatch_serviceaccount_workload_identity_info",
+		Help:     "1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.",
+		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
+		Kind:     KindFinding,
+		Class:    "Workload identity",
+		Severity: SevInfo,
+	})
 )
 
 var (

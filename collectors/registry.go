@@ -4,48 +4,100 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-func newDesc(name, help string, labels ...string) *prometheus.Desc {
-	d := describe(prometheus.NewDesc(name, help, labels, nil), name, help)
-	allFindingDescs = append(allFindingDescs, d)
-	return d
-}
-
-var allFindingDescs []*prometheus.Desc
-
 var (
-	descMissingKey = newDesc("driftwatch_secret_missing_key",
-		"1 for each key an expectation names that the Secret lacks; optional=\"true\" when only optional references (secretKeyRef or volume items with optional: true) name it.",
-		"namespace", "secret", "key", "source", "optional")
-	descMissingKeys = newDesc("driftwatch_secret_missing_keys",
-		"Number of expected keys the Secret lacks, per expectation source and optionality.", "namespace", "secret", "source", "optional")
-	descAbsent = newDesc("driftwatch_secret_absent",
-		"1 when a Secret that an expectation names does not exist.", "namespace", "secret", "source")
-	descMissingConsumer = newDesc("driftwatch_secret_missing_key_consumer_pods",
-		"Pods of a workload that expect keys the Secret lacks (or the Secret itself, when absent).", "namespace", "secret", "workload_kind", "workload")
-	descShortReaders = newDesc("driftwatch_secret_short_consumer_pods",
-		"Running pods of a workload that read (env, envFrom, volume, any way) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
-		"namespace", "secret", "workload_kind", "workload")
-	descReadyButShort = newDesc("driftwatch_externalsecret_ready_but_short",
-		"Expected keys missing from the target of an ExternalSecret that reports Ready=True.", "namespace", "externalsecret", "secret", "reason")
-	descNotReady = newDesc("driftwatch_externalsecret_not_ready",
-		"1 when an ExternalSecret's Ready condition is False or Unknown.", "namespace", "externalsecret", "reason")
-	descSyncAge = newDesc("driftwatch_externalsecret_sync_age_seconds",
-		"Seconds since the ExternalSecret's status.refreshTime.", "namespace", "externalsecret")
-	descSyncOverdue = newDesc("driftwatch_externalsecret_sync_overdue",
-		"1 when the sync age exceeds the configured multiple of refreshInterval.", "namespace", "externalsecret")
-	descStoreNotReady = newDesc("driftwatch_secretstore_not_ready",
-		"1 when a SecretStore or ClusterSecretStore is not Ready.", "namespace", "kind", "store", "reason")
-	descConsumerInfo = newDesc("driftwatch_secret_consumer_info",
-		"Inventory: a workload consumes a Secret, written by an ExternalSecret from a store (empty when none).",
-		"namespace", "secret", "workload_kind", "workload", "externalsecret", "store_kind", "store")
-	descConsumerPods = newDesc("driftwatch_secret_consumer_pods",
-		"Inventory: running pods of a workload that consume a Secret.", "namespace", "secret", "workload_kind", "workload")
+	descMissingKey = declare(Family{
+		Name:       "driftwatch_secret_missing_key",
+		Help:       "1 for each key an expectation names that the Secret lacks; optional=\"true\" when only optional references (secretKeyRef or volume items with optional: true) name it.",
+		Labels:     []string{"namespace", "secret", "key", "source", "optional"},
+		Kind:       KindFinding,
+		Class:      "Missing keys",
+		Severity:   SevCritical,
+		SeverityBy: &SeverityBy{Label: "optional", Values: map[string]Severity{"true": SevWarning}},
+	})
+	descMissingKeys = declare(Family{
+		Name:       "driftwatch_secret_missing_keys",
+		Help:       "Number of expected keys the Secret lacks, per expectation source and optionality.",
+		Labels:     []string{"namespace", "secret", "source", "optional"},
+		Kind:       KindFinding,
+		Class:      "Missing keys",
+		Severity:   SevCritical,
+		SeverityBy: &SeverityBy{Label: "optional", Values: map[string]Severity{"true": SevWarning}},
+		Restates:   "driftwatch_secret_missing_key",
+	})
+	descAbsent = declare(Family{
+		Name:     "driftwatch_secret_absent",
+		Help:     "1 when a Secret that an expectation names does not exist.",
+		Labels:   []string{"namespace", "secret", "source"},
+		Kind:     KindFinding,
+		Class:    "Missing keys",
+		Severity: SevCritical,
+	})
+	descMissingConsumer = declare(Family{
+		Name:   "driftwatch_secret_missing_key_consumer_pods",
+		Help:   "Pods of a workload that expect keys the Secret lacks (or the Secret itself, when absent).",
+		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
+		Kind:   KindObject,
+	})
+	descShortReaders = declare(Family{
+		Name:   "driftwatch_secret_short_consumer_pods",
+		Help:   "Running pods of a workload that read (env, envFrom, volume, any way) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
+		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
+		Kind:   KindObject,
+	})
+	descReadyButShort = declare(Family{
+		Name:     "driftwatch_externalsecret_ready_but_short",
+		Help:     "Expected keys missing from the target of an ExternalSecret that reports Ready=True.",
+		Labels:   []string{"namespace", "externalsecret", "secret", "reason"},
+		Kind:     KindFinding,
+		Class:    "Ready but short",
+		Severity: SevCritical,
+	})
+	descNotReady = declare(Family{
+		Name:     "driftwatch_externalsecret_not_ready",
+		Help:     "1 when an ExternalSecret's Ready condition is False or Unknown.",
+		Labels:   []string{"namespace", "externalsecret", "reason"},
+		Kind:     KindFinding,
+		Class:    "Sync health",
+		Severity: SevWarning,
+	})
+	descSyncAge = declare(Family{
+		Name:   "driftwatch_externalsecret_sync_age_seconds",
+		Help:   "Seconds since the ExternalSecret's status.refreshTime.",
+		Labels: []string{"namespace", "externalsecret"},
+		Kind:   KindObject,
+	})
+	descSyncOverdue = declare(Family{
+		Name:     "driftwatch_externalsecret_sync_overdue",
+		Help:     "1 when the sync age exceeds the configured multiple of refreshInterval.",
+		Labels:   []string{"namespace", "externalsecret"},
+		Kind:     KindFinding,
+		Class:    "Sync health",
+		Severity: SevWarning,
+	})
+	descStoreNotReady = declare(Family{
+		Name:     "driftwatch_secretstore_not_ready",
+		Help:     "1 when a SecretStore or ClusterSecretStore is not Ready.",
+		Labels:   []string{"namespace", "kind", "store", "reason"},
+		Kind:     KindFinding,
+		Class:    "Sync health",
+		Severity: SevWarning,
+	})
+	descConsumerInfo = declare(Family{
+		Name:   "driftwatch_secret_consumer_info",
+		Help:   "Inventory: a workload consumes a Secret, written by an ExternalSecret from a store (empty when none).",
+		Labels: []string{"namespace", "secret", "workload_kind", "workload", "externalsecret", "store_kind", "store"},
+		Kind:   KindObject,
+	})
+	descConsumerPods = declare(Family{
+		Name:   "driftwatch_secret_consumer_pods",
+		Help:   "Inventory: running pods of a workload that consume a Secret.",
+		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
+		Kind:   KindObject,
+	})
 )
 
 // registered is the detector registry. Each detector file adds its entries with

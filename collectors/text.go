@@ -105,7 +105,11 @@ func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, 
 			if !ok {
 				return nil, fmt.Errorf("collectors: no family registered for %s", d)
 			}
-			fam = &dto.MetricFamily{Name: &info.name, Help: &info.help}
+			typ := dto.MetricType_GAUGE
+			if info.Type == prometheus.CounterValue {
+				typ = dto.MetricType_COUNTER
+			}
+			fam = &dto.MetricFamily{Name: &info.Name, Help: &info.Help, Type: &typ}
 			fams[d] = fam
 			order = append(order, d)
 		}
@@ -113,11 +117,6 @@ func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, 
 		if err := m.Write(pb); err != nil {
 			return nil, fmt.Errorf("collectors: %s: %w", d, err)
 		}
-		typ := dto.MetricType_GAUGE
-		if pb.Counter != nil {
-			typ = dto.MetricType_COUNTER
-		}
-		fam.Type = &typ
 		fam.Metric = append(fam.Metric, pb)
 	}
 	out := make(map[*prometheus.Desc][]byte, len(order))
@@ -142,13 +141,6 @@ func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, 
 	return out, nil
 }
 
-type familyInfo struct{ name, help string }
-
-// familyOf maps every descriptor the findings collector emits to its family's
-// name and help (prometheus.Desc does not expose them).
-var familyOf = map[*prometheus.Desc]familyInfo{}
-
-func describe(d *prometheus.Desc, name, help string) *prometheus.Desc {
-	familyOf[d] = familyInfo{name, help}
-	return d
-}
+// familyOf maps every descriptor the findings collector emits to its family
+// (prometheus.Desc does not expose its name, help or type).
+var familyOf = map[*prometheus.Desc]*Family{}

@@ -20,117 +20,35 @@ import (
 	"github.com/driftwatch/driftwatch/internal/agent"
 )
 
-// Severity of a finding.
-type Severity int
+// Severity of a finding: the severity its family declares in the catalog
+// (collectors.Catalog), the same the alert rules carry.
+type Severity = dwcollectors.Severity
 
-// Severities, in increasing order.
+// Severities, in decreasing order.
 const (
-	SevInfo Severity = iota
-	SevWarning
-	SevCritical
+	SevCritical = dwcollectors.SevCritical
+	SevWarning  = dwcollectors.SevWarning
+	SevInfo     = dwcollectors.SevInfo
 )
 
-func (s Severity) String() string {
-	switch s {
-	case SevCritical:
-		return "critical"
-	case SevWarning:
-		return "warning"
-	}
-	return "info"
-}
-
-// MarshalText renders the severity by name in JSON.
-func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText parses a severity name.
-func (s *Severity) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "critical":
-		*s = SevCritical
-	case "warning":
-		*s = SevWarning
-	case "info":
-		*s = SevInfo
-	default:
-		return fmt.Errorf("unknown severity %q", b)
-	}
-	return nil
-}
-
 // FindingClass says which failure class a finding metric belongs to and how
-// severe it is.
+// severe one of its series is.
 type FindingClass struct {
 	Class    string
 	Severity Severity
 }
 
-// FindingMetrics is the severity table: every finding metric driftwatch exports.
-// Critical: a consumer is (or will be) served a wrong or missing value now —
-// missing keys, absent Secrets, Ready-but-short, flapping values. Warning:
-// everything else that needs a human. Info: never fails a check.
-var FindingMetrics = map[string]FindingClass{
-	"driftwatch_secret_missing_key":                       {"Missing keys", SevCritical},
-	"driftwatch_secret_absent":                            {"Missing keys", SevCritical},
-	"driftwatch_externalsecret_ready_but_short":           {"Ready but short", SevCritical},
-	"driftwatch_secret_flapping":                          {"Flipping values", SevCritical},
-	"driftwatch_externalsecret_not_ready":                 {"Sync health", SevWarning},
-	"driftwatch_externalsecret_sync_overdue":              {"Sync health", SevWarning},
-	"driftwatch_secretstore_not_ready":                    {"Sync health", SevWarning},
-	"driftwatch_compare_mismatch":                         {"Byte-identical compare", SevWarning},
-	"driftwatch_externalsecret_unsafe":                    {"Adoption safety", SevWarning},
-	"driftwatch_secret_duplicate_credentials":             {"Adoption safety", SevWarning},
-	"driftwatch_secret_last_applied_data":                 {"Adoption safety", SevWarning},
-	"driftwatch_serviceaccount_workload_identity_missing": {"Workload identity", SevWarning},
-	"driftwatch_serviceaccount_workload_identity_info":    {"Workload identity", SevInfo},
-}
-
-// notFindings are driftwatch metrics that describe the agent or the inventory,
-// or that restate a finding reported by another metric.
-var notFindings = map[string]bool{
-	"driftwatch_build_info":                       true,
-	"driftwatch_informer_synced":                  true,
-	"driftwatch_informer_events_total":            true,
-	"driftwatch_resource_enabled":                 true,
-	"driftwatch_resource_degraded":                true,
-	"driftwatch_model_objects":                    true,
-	"driftwatch_history_secrets":                  true,
-	"driftwatch_detector_enabled":                 true,
-	"driftwatch_detector_duration_seconds":        true,
-	"driftwatch_externalsecret_sync_age_seconds":  true,
-	"driftwatch_secret_consumer_info":             true,
-	"driftwatch_secret_consumer_pods":             true,
-	"driftwatch_compare_ready":                    true,
-	"driftwatch_secret_missing_keys":              true, // the count form of driftwatch_secret_missing_key
-	"driftwatch_secret_missing_key_consumer_pods": true, // who is affected by a missing key / absent Secret
-	"driftwatch_secret_short_consumer_pods":       true, // who reads a Secret with a missing key / absent
-}
-
-// ClassOf classifies a metric: the table first, then name patterns for the
-// detectors added later (flips, stale pods, last-applied, Argo CD), else
-// "Other"/warning. ok is false for metrics that are not findings (self metrics,
-// inventory, *_info, *_seconds, counters' *_total).
-func ClassOf(metric string) (FindingClass, bool) {
-	if c, ok := FindingMetrics[metric]; ok {
-		return c, true
-	}
-	if notFindings[metric] || !strings.HasPrefix(metric, "driftwatch_") ||
-		strings.HasSuffix(metric, "_info") || strings.HasSuffix(metric, "_seconds") || strings.HasSuffix(metric, "_total") {
+// ClassOf classifies a series of metric with the given labels from the
+// family's catalog declaration. ok is false for metrics that are not findings
+// (the agent's health, object and inventory series) and for families that
+// restate another (the count form of missing keys, the pods behind a stale
+// workload), so each finding is listed once.
+func ClassOf(metric string, labels map[string]string) (FindingClass, bool) {
+	f, ok := dwcollectors.Lookup(metric)
+	if !ok || f.Kind != dwcollectors.KindFinding || f.Restates != "" {
 		return FindingClass{}, false
 	}
-	switch {
-	case strings.Contains(metric, "flapping"):
-		return FindingClass{"Flipping values", SevCritical}, true
-	case strings.Contains(metric, "flip"):
-		return FindingClass{"Flipping values", SevWarning}, true
-	case strings.Contains(metric, "stale") && strings.Contains(metric, "pod"):
-		return FindingClass{"Stale pods", SevWarning}, true
-	case strings.Contains(metric, "last_applied"):
-		return FindingClass{"Truncated last-applied", SevWarning}, true
-	case strings.Contains(metric, "application") || strings.Contains(metric, "argocd") || strings.Contains(metric, "ignore"):
-		return FindingClass{"GitOps ignore-paths", SevWarning}, true
-	}
-	return FindingClass{"Other", SevWarning}, true
+	return FindingClass{Class: f.Class, Severity: f.SeverityOf(labels)}, true
 }
 
 // Finding is one non-zero finding series.
@@ -191,26 +109,29 @@ func (f Finding) details() string {
 func Findings(mfs []*dto.MetricFamily) []Finding {
 	var out []Finding
 	for _, mf := range mfs {
-		c, ok := ClassOf(mf.GetName())
-		if !ok || mf.GetType() != dto.MetricType_GAUGE {
-			continue
-		}
 		for _, m := range mf.Metric {
 			v := m.GetGauge().GetValue()
+			if mf.GetType() == dto.MetricType_COUNTER {
+				v = m.GetCounter().GetValue()
+			}
 			if v == 0 {
 				continue
 			}
-			f := Finding{Class: c.Class, Severity: c.Severity, Metric: mf.GetName(), Labels: map[string]string{}, Value: v}
+			labels := map[string]string{}
 			for _, l := range m.Label {
-				f.Labels[l.GetName()] = l.GetValue()
+				labels[l.GetName()] = l.GetValue()
 			}
-			out = append(out, f)
+			c, ok := ClassOf(mf.GetName(), labels)
+			if !ok {
+				break
+			}
+			out = append(out, Finding{Class: c.Class, Severity: c.Severity, Metric: mf.GetName(), Labels: labels, Value: v})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
+			return a.Severity.Rank() > b.Severity.Rank()
 		}
 		if a.Class != b.Class {
 			return a.Class < b.Class
@@ -301,7 +222,7 @@ func writeCheckText(w io.Writer, r CheckReport) error {
 	return err
 }
 
-const checkUsage = `usage: agent check [--kubeconfig K] [--context C] [--output text|json] [--fail-on warning|critical] [--timeout 2m]
+const checkUsage = `usage: agent check [--kubeconfig K] [--context C] [--output text|json] [--fail-on critical|warning|info] [--timeout 2m]
 
 Runs every detector once against the current cluster (after the informers sync)
 and prints the findings grouped by failure class.
@@ -327,7 +248,7 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig (default: in-cluster, else $KUBECONFIG, else ~/.kube/config)")
 	kctx := fs.String("context", "", "kubeconfig context to use")
 	output := fs.String("output", "text", "output format: text or json")
-	failOn := fs.String("fail-on", "warning", "exit 1 when a finding of this severity or higher exists: warning or critical")
+	failOn := fs.String("fail-on", "warning", "exit 1 when a finding of this severity or higher exists: critical, warning or info (each finding family declares its severity; the alert rules carry the same)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "time limit for the informers to sync")
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces to check (default: all)")
 	excludeNS := fs.String("exclude-namespaces", "", "comma-separated namespaces to ignore")
@@ -353,8 +274,10 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		threshold = SevWarning
 	case "critical":
 		threshold = SevCritical
+	case "info":
+		threshold = SevInfo
 	default:
-		fmt.Fprintf(stderr, "agent check: --fail-on %q: want warning or critical\n", *failOn)
+		fmt.Fprintf(stderr, "agent check: --fail-on %q: want critical, warning or info\n", *failOn)
 		return ExitError
 	}
 	if *esoSA != "" {
@@ -426,8 +349,8 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	}
 	failed := false
 	for _, f := range r.Findings {
-		r.Counts[f.Severity.String()]++
-		if f.Severity >= threshold {
+		r.Counts[string(f.Severity)]++
+		if f.Severity.Rank() >= threshold.Rank() {
 			failed = true
 		}
 	}

@@ -74,7 +74,7 @@ func TestCheckExitCodes(t *testing.T) {
 		t.Fatalf("warning at --fail-on critical: exit %d\n%s", code, out)
 	}
 
-	for _, args := range [][]string{{"--fail-on", "info"}, {"--output", "yaml"}, {"extra"}, {"--nope"},
+	for _, args := range [][]string{{"--fail-on", "page"}, {"--output", "yaml"}, {"extra"}, {"--nope"},
 		{"--eso-service-account", "noslash"}} {
 		if code, _, _ := runCheck(t, coreOnly(), args...); code != ExitError {
 			t.Errorf("%q: exit %d, want 2", args, code)
@@ -164,33 +164,43 @@ func TestCheckDemo(t *testing.T) {
 	t.Logf("check on the demo took %s", time.Since(start))
 }
 
+// ClassOf reads each family's catalog declaration, series by series: the
+// severity follows the labels where the family refines it, families that
+// restate another are not listed twice, and metrics that are not findings
+// (health, objects, inventory, other programs') are never findings.
 func TestClassOf(t *testing.T) {
-	cases := map[string]struct {
-		class string
-		sev   Severity
-		ok    bool
+	type l = map[string]string
+	cases := []struct {
+		metric string
+		labels l
+		class  string
+		sev    Severity
+		ok     bool
 	}{
-		"driftwatch_secret_missing_key":                    {"Missing keys", SevCritical, true},
-		"driftwatch_externalsecret_ready_but_short":        {"Ready but short", SevCritical, true},
-		"driftwatch_secret_flapping":                       {"Flipping values", SevCritical, true},
-		"driftwatch_secret_value_flapping":                 {"Flipping values", SevCritical, true},
-		"driftwatch_secret_flips":                          {"Flipping values", SevWarning, true},
-		"driftwatch_pod_stale_secret":                      {"Stale pods", SevWarning, true},
-		"driftwatch_externalsecret_last_applied_truncated": {"Truncated last-applied", SevWarning, true},
-		"driftwatch_compare_mismatch":                      {"Byte-identical compare", SevWarning, true},
-		"driftwatch_serviceaccount_workload_identity_info": {"Workload identity", SevInfo, true},
-		"driftwatch_something_new":                         {"Other", SevWarning, true},
-		"driftwatch_compare_ready":                         {ok: false},
-		"driftwatch_secret_consumer_info":                  {ok: false},
-		"driftwatch_externalsecret_sync_age_seconds":       {ok: false},
-		"driftwatch_secret_flips_total":                    {ok: false},
-		"driftwatch_build_info":                            {ok: false},
-		"go_goroutines":                                    {ok: false},
+		{"driftwatch_secret_missing_key", l{"optional": "false"}, "Missing keys", SevCritical, true},
+		{"driftwatch_secret_missing_key", l{"optional": "true"}, "Missing keys", SevWarning, true},
+		{"driftwatch_secret_missing_keys", l{"optional": "false"}, "", "", false}, // the count form
+		{"driftwatch_externalsecret_ready_but_short", l{}, "Ready but short", SevCritical, true},
+		{"driftwatch_secret_flapping", l{}, "Flipping values", SevCritical, true},
+		{"driftwatch_secret_flips_total", l{}, "Flipping values", SevInfo, true},
+		{"driftwatch_workload_stale_pods", l{"change_source": "observed"}, "Stale pods", SevWarning, true},
+		{"driftwatch_workload_stale_pods", l{"change_source": "managed_fields"}, "Stale pods", SevInfo, true},
+		{"driftwatch_pod_stale_secret_seconds", l{"change_source": "observed"}, "", "", false}, // detail of the workload's
+		{"driftwatch_last_applied_truncated", l{"cause": "truncated_patch"}, "Truncated last-applied", SevCritical, true},
+		{"driftwatch_last_applied_truncated", l{"cause": "live_shorter"}, "Truncated last-applied", SevWarning, true},
+		{"driftwatch_serviceaccount_workload_identity_info", l{}, "Workload identity", SevInfo, true},
+		{"driftwatch_compare_ready", l{}, "", "", false},
+		{"driftwatch_secret_consumer_info", l{}, "", "", false},
+		{"driftwatch_externalsecret_sync_age_seconds", l{}, "", "", false},
+		{"driftwatch_detector_enabled", l{}, "", "", false},
+		{"driftwatch_build_info", l{}, "", "", false},
+		{"driftwatch_something_new", l{}, "", "", false},
+		{"go_goroutines", l{}, "", "", false},
 	}
-	for m, want := range cases {
-		c, ok := ClassOf(m)
-		if ok != want.ok || ok && (c.Class != want.class || c.Severity != want.sev) {
-			t.Errorf("%s: got %+v %v, want %+v", m, c, ok, want)
+	for _, c := range cases {
+		got, ok := ClassOf(c.metric, c.labels)
+		if ok != c.ok || ok && (got.Class != c.class || got.Severity != c.sev) {
+			t.Errorf("%s%v: got %+v %v, want %s/%s %v", c.metric, c.labels, got, ok, c.class, c.sev, c.ok)
 		}
 	}
 }

@@ -1,0 +1,147 @@
+package collectors
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Severity is what a finding asks of a person. Its values are the severity
+// labels the alert rules put on their alerts: critical pages, warning goes to a
+// queue, info is shown (dashboards, agent check) and never alerted.
+type Severity string
+
+// Severities, from most to least urgent.
+const (
+	SevCritical Severity = "critical"
+	SevWarning  Severity = "warning"
+	SevInfo     Severity = "info"
+)
+
+// Rank orders severities: critical 2, warning 1, info 0, unknown -1.
+func (s Severity) Rank() int {
+	switch s {
+	case SevCritical:
+		return 2
+	case SevWarning:
+		return 1
+	case SevInfo:
+		return 0
+	}
+	return -1
+}
+
+// FamilyKind says what a metric family describes.
+type FamilyKind string
+
+const (
+	// KindFinding: each series is a finding (a failure, a hazard).
+	KindFinding FamilyKind = "finding"
+	// KindObject: series describe objects (sync age, inventory, readers of a
+	// Secret with a finding, compare readiness): context for findings, never
+	// findings themselves.
+	KindObject FamilyKind = "object"
+	// KindHealth: the agent's own health.
+	KindHealth FamilyKind = "health"
+)
+
+// Family is the one declaration of a metric family: everything the exporter,
+// the alert-rule tests, `agent check` and the docs need to know about it.
+type Family struct {
+	Name   string
+	Help   string
+	Type   prometheus.ValueType
+	Labels []string
+	Kind   FamilyKind
+	// Class is the failure class a finding belongs to ("Missing keys").
+	Class string
+	// Severity is the severity of the family's series (findings only), unless
+	// SeverityBy gives another for a series.
+	Severity Severity
+	// SeverityBy refines the severity by the value of one label: the
+	// optionality of a missing key, the cause of a truncated last-applied.
+	SeverityBy *SeverityBy
+	// Restates names the finding family this one summarises or details (the
+	// count form of missing keys, the pods behind a stale workload): the same
+	// findings, not more of them. agent check lists the named family's.
+	Restates string
+
+	desc *prometheus.Desc
+}
+
+// SeverityBy maps the values of one label to a severity; values not listed
+// keep the family's Severity.
+type SeverityBy struct {
+	Label  string
+	Values map[string]Severity
+}
+
+// SeverityOf returns the severity of a series of the family with the given
+// labels.
+func (f *Family) SeverityOf(labels map[string]string) Severity {
+	if f.SeverityBy != nil {
+		if s, ok := f.SeverityBy.Values[labels[f.SeverityBy.Label]]; ok {
+			return s
+		}
+	}
+	return f.Severity
+}
+
+// Severities lists every severity a series of the family can have.
+func (f *Family) Severities() []Severity {
+	out := []Severity{f.Severity}
+	if f.SeverityBy != nil {
+		for _, s := range f.SeverityBy.Values {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Severity) int { return b.Rank() - a.Rank() })
+	return out
+}
+
+// Desc is the family's descriptor.
+func (f *Family) Desc() *prometheus.Desc { return f.desc }
+
+// catalog holds every family the findings collector emits, in declaration order.
+var catalog []*Family
+
+// declare registers a family and returns its descriptor.
+func declare(f Family) *prometheus.Desc {
+	switch f.Kind {
+	case KindFinding:
+		if f.Severity.Rank() < 0 || f.Class == "" {
+			panic(fmt.Sprintf("collectors: finding family %s needs a class and a severity", f.Name))
+		}
+	case KindObject, KindHealth:
+		if f.Severity != "" || f.SeverityBy != nil {
+			panic(fmt.Sprintf("collectors: %s family %s has no severity", f.Kind, f.Name))
+		}
+	default:
+		panic(fmt.Sprintf("collectors: family %s: unknown kind %q", f.Name, f.Kind))
+	}
+	if f.Type == 0 {
+		f.Type = prometheus.GaugeValue
+	}
+	f.desc = prometheus.NewDesc(f.Name, f.Help, f.Labels, nil)
+	fam := f
+	catalog = append(catalog, &fam)
+	familyOf[fam.desc] = &fam
+	return fam.desc
+}
+
+// Catalog returns every family the findings collector may emit, in declaration
+// order. Do not modify them.
+func Catalog() []*Family { return slices.Clone(catalog) }
+
+// Lookup returns the family of a metric name.
+func Lookup(name string) (*Family, bool) {
+	for _, f := range catalog {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return nil, false
+}

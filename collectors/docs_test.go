@@ -1,0 +1,105 @@
+package collectors
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The README's metric tables are generated from the catalog: each family's
+// severity is declared once, next to its metric (DRIFTWATCH_UPDATE_DOCS=1
+// rewrites them).
+func TestREADMEMetricTables(t *testing.T) {
+	const path = "../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, tbl := range []struct {
+		marker string
+		render func() string
+	}{
+		{"findings", findingsTable},
+		{"objects", objectsTable},
+	} {
+		start, end := "<!-- generated:"+tbl.marker+" (go test ./collectors -run TestREADMEMetricTables; DRIFTWATCH_UPDATE_DOCS=1 rewrites) -->\n", "<!-- end:"+tbl.marker+" -->"
+		i := strings.Index(doc, start)
+		j := strings.Index(doc, end)
+		if i < 0 || j < i {
+			t.Fatalf("README.md has no %q ... %q block", start, end)
+		}
+		want := tbl.render()
+		if got := doc[i+len(start) : j]; got != want {
+			if os.Getenv("DRIFTWATCH_UPDATE_DOCS") != "" {
+				doc = doc[:i+len(start)] + want + doc[j:]
+				continue
+			}
+			t.Errorf("README.md %s table is out of date with the catalog; run DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestREADMEMetricTables\n got:\n%s\nwant:\n%s", tbl.marker, got, want)
+		}
+	}
+	if os.Getenv("DRIFTWATCH_UPDATE_DOCS") != "" {
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// classOrder is the order of the failure classes in the docs: the pages first.
+var classOrder = []string{"Missing keys", "Ready but short", "Flipping values", "Truncated last-applied",
+	"Argo CD ignore-list trap", "Argo CD not converging", "Stale pods", "Sync health", "Adoption safety",
+	"Workload identity", "Byte-identical compare"}
+
+func findingsTable() string {
+	var b strings.Builder
+	b.WriteString("| metric | labels | class | severity | meaning |\n|---|---|---|---|---|\n")
+	fams := Catalog()
+	rank := func(c string) int {
+		for i, x := range classOrder {
+			if x == c {
+				return i
+			}
+		}
+		return len(classOrder)
+	}
+	sort.SliceStable(fams, func(i, j int) bool { return rank(fams[i].Class) < rank(fams[j].Class) })
+	for _, f := range fams {
+		if f.Kind != KindFinding {
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Name, strings.Join(f.Labels, ", "), f.Class, severityText(f), cell(f.Help))
+	}
+	return b.String()
+}
+
+func objectsTable() string {
+	var b strings.Builder
+	b.WriteString("| metric | labels | meaning |\n|---|---|---|\n")
+	for _, f := range Catalog() {
+		if f.Kind != KindObject {
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, strings.Join(f.Labels, ", "), cell(f.Help))
+	}
+	return b.String()
+}
+
+func severityText(f *Family) string {
+	s := string(f.Severity)
+	if f.SeverityBy == nil {
+		return s
+	}
+	var vs []string
+	for v := range f.SeverityBy.Values {
+		vs = append(vs, v)
+	}
+	sort.Strings(vs)
+	for _, v := range vs {
+		s += fmt.Sprintf("; %s when %s=\"%s\"", f.SeverityBy.Values[v], f.SeverityBy.Label, v)
+	}
+	return s
+}
+
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
