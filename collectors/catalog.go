@@ -62,12 +62,26 @@ type Family struct {
 	// SeverityBy refines the severity by the value of one label: the
 	// optionality of a missing key, the cause of a truncated last-applied.
 	SeverityBy *SeverityBy
+	// Object says which object a series is about (for driftwatch.io/ignore):
+	// nil for families about no single object.
+	Object *ObjectRef
 	// Restates names the finding family this one summarises or details (the
 	// count form of missing keys, the pods behind a stale workload): the same
 	// findings, not more of them. agent check lists the named family's.
 	Restates string
 
 	desc *prometheus.Desc
+	// label positions of the object's namespace, kind and name (-1: none).
+	nsAt, kindAt, nameAt int
+}
+
+// ObjectRef names the object a series is about, from its labels: the
+// namespace label "namespace", a fixed Kind or one a label holds, and the label
+// holding the name.
+type ObjectRef struct {
+	Kind      string
+	KindLabel string
+	NameLabel string
 }
 
 // SeverityBy maps the values of one label to a severity; values not listed
@@ -125,6 +139,17 @@ func declare(f Family) *prometheus.Desc {
 	if f.Type == 0 {
 		f.Type = prometheus.GaugeValue
 	}
+	f.nsAt, f.kindAt, f.nameAt = -1, -1, -1
+	if o := f.Object; o != nil {
+		f.nsAt = slices.Index(f.Labels, "namespace")
+		f.nameAt = slices.Index(f.Labels, o.NameLabel)
+		if o.KindLabel != "" {
+			f.kindAt = slices.Index(f.Labels, o.KindLabel)
+		}
+		if f.nameAt < 0 || (o.Kind == "") == (f.kindAt < 0) {
+			panic(fmt.Sprintf("collectors: family %s: object %+v does not match its labels", f.Name, *o))
+		}
+	}
 	f.desc = prometheus.NewDesc(f.Name, f.Help, f.Labels, nil)
 	fam := f
 	catalog = append(catalog, &fam)
@@ -144,4 +169,20 @@ func Lookup(name string) (*Family, bool) {
 		}
 	}
 	return nil, false
+}
+
+// object returns the namespace, kind and name of the object a series (label
+// values in declaration order) is about; ok is false for families without one.
+func (f *Family) object(values []string) (ns, kind, name string, ok bool) {
+	if f.Object == nil {
+		return "", "", "", false
+	}
+	if f.nsAt >= 0 {
+		ns = values[f.nsAt]
+	}
+	kind = f.Object.Kind
+	if f.kindAt >= 0 {
+		kind = values[f.kindAt]
+	}
+	return ns, kind, values[f.nameAt], true
 }

@@ -169,7 +169,9 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) []promethe
 			if d.perNamespace && !f.noSplit {
 				f.emitPerNamespace(e, d, v, avail, now, needMetrics, result)
 			} else {
+				e.start(v, d.name)
 				d.emit(e, v.At(now, nil), avail, now)
+				e.flushSilenced()
 			}
 			e.gauge(descDetectorDuration, time.Since(start).Seconds(), d.name)
 			if d.perNamespace {
@@ -191,8 +193,10 @@ func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail 
 			!r.recheck.IsZero() && !now.Before(r.recheck) {
 			f.evaluations[d.name]++
 			sub := &emitter{cfg: e.cfg}
+			sub.start(v, d.name)
 			var recheck time.Time
 			d.emit(sub, v.InNamespace(ns).At(now, &recheck), avail, now)
+			sub.flushSilenced()
 			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), recheck: recheck}
 		}
 		next[ns] = r
@@ -218,12 +222,64 @@ func availSignature(a model.Availability) string {
 type emitter struct {
 	buf []prometheus.Metric
 	cfg *Config
+	// view and detector: for driftwatch.io/ignore (see gauge).
+	view     model.View
+	detector string
+	// silenced counts, per namespace, the findings an ignore annotation
+	// dropped (and the detector reported through silence).
+	silenced map[string]int
+}
+
+var descSilenced = declare(Family{Name: "driftwatch_findings_silenced",
+	Help: "Findings a driftwatch.io/ignore annotation (on the object, its namespace, or a pod that would have expected a key) " +
+		"keeps out of the finding metrics, per detector and namespace: nothing is hidden silently.",
+	Labels: []string{"detector", "namespace"}, Kind: KindObject})
+
+func (e *emitter) start(v model.View, detector string) {
+	e.view, e.detector, e.silenced = v, detector, nil
+}
+
+// silence counts n findings dropped by ignore annotations in namespace ns.
+func (e *emitter) silence(ns string, n int) {
+	if n <= 0 {
+		return
+	}
+	if e.silenced == nil {
+		e.silenced = map[string]int{}
+	}
+	e.silenced[ns] += n
+}
+
+func (e *emitter) flushSilenced() {
+	nss := make([]string, 0, len(e.silenced))
+	for ns := range e.silenced {
+		nss = append(nss, ns)
+	}
+	slices.Sort(nss)
+	for _, ns := range nss {
+		e.buf = append(e.buf, prometheus.MustNewConstMetric(descSilenced, prometheus.GaugeValue, float64(e.silenced[ns]), e.detector, ns))
+	}
+	e.silenced = nil
 }
 
 // gauge emits a series of d's family (the family's declared type, gauge or
-// counter).
+// counter), unless the object it is about, or its namespace, carries a
+// driftwatch.io/ignore annotation naming the detector: then it is dropped, and
+// counted when it is a finding.
 func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) {
-	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, familyOf[d].Type, v, labels...))
+	fam := familyOf[d]
+	if e.detector != "" {
+		if ns, kind, name, ok := fam.object(labels); ok {
+			meta, _ := e.view.Meta(kind, ns, name)
+			if e.view.Ignores(ns, meta, e.detector) {
+				if fam.Kind == KindFinding && fam.Restates == "" {
+					e.silence(ns, 1)
+				}
+				return
+			}
+		}
+	}
+	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, fam.Type, v, labels...))
 }
 
 func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) { e.gauge(d, v, labels...) }

@@ -37,6 +37,7 @@ var (
 		Help:     "Times a key of the Secret returned to an earlier value (A→B→A) since driftwatch started; only Secrets that flipped.",
 		Labels:   []string{"namespace", "secret"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Flipping values",
 		Severity: SevInfo,
 		Type:     prometheus.CounterValue,
@@ -46,6 +47,7 @@ var (
 		Help:     "Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.",
 		Labels:   []string{"namespace", "secret", "writers"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Flipping values",
 		Severity: SevCritical,
 	})
@@ -55,6 +57,7 @@ var (
 			"change_source: observed (the watch saw the change) or managed_fields (inferred at start-up; a metadata-only edit by a data owner also moves it).",
 		Labels:     []string{"namespace", "pod", "container", "secret", "via", "change_source"},
 		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:      "Stale pods",
 		Severity:   SevWarning,
 		SeverityBy: &SeverityBy{Label: "change_source", Values: map[string]Severity{string(detect.ChangeManagedFields): SevInfo}},
@@ -66,6 +69,7 @@ var (
 			"change_source: observed when the watch saw a change one of them missed, else managed_fields (inferred).",
 		Labels:     []string{"namespace", "workload_kind", "workload", "secret", "change_source"},
 		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:      "Stale pods",
 		Severity:   SevWarning,
 		SeverityBy: &SeverityBy{Label: "change_source", Values: map[string]Severity{string(detect.ChangeManagedFields): SevInfo}},
@@ -75,13 +79,14 @@ var (
 		Help:   "Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).",
 		Labels: []string{"namespace", "secret", "source"},
 		Kind:   KindObject,
+		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 )
 
 func init() {
 	register(
 		detector{name: "flips", requires: []model.Resource{model.ResSecrets}, emit: emitFlips},
-		detector{name: "stale_pods", requires: []model.Resource{model.ResSecrets, model.ResPods}, emit: emitStalePods, perNamespace: true},
+		detector{name: detect.DetectorStalePods, requires: []model.Resource{model.ResSecrets, model.ResPods}, emit: emitStalePods, perNamespace: true},
 	)
 }
 
@@ -96,6 +101,9 @@ func emitFlips(e *emitter, v model.View, a model.Availability, now time.Time) {
 
 func emitStalePods(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	res := detect.StalePods(v, a)
+	for ns, n := range res.Silenced {
+		e.silence(ns, n)
+	}
 	for _, s := range res.Stale {
 		e.gauge(descPodStale, s.Seconds, s.Namespace, s.Pod, s.Container, s.Secret, string(s.Via), string(s.ChangeSource))
 	}

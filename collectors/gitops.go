@@ -14,6 +14,7 @@ var (
 		Help:       "Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
 		Labels:     []string{"namespace", "kind", "name", "cause"},
 		Kind:       KindFinding,
+		Object:     &ObjectRef{KindLabel: "kind", NameLabel: "name"},
 		Class:      "Truncated last-applied",
 		Severity:   SevWarning,
 		SeverityBy: &SeverityBy{Label: "cause", Values: map[string]Severity{detect.CauseTruncatedPatch: SevCritical}},
@@ -23,6 +24,7 @@ var (
 		Help:       "1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.",
 		Labels:     []string{"namespace", "application", "group", "kind", "path", "respect_ignore_differences"},
 		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Application", NameLabel: "application"},
 		Class:      "Argo CD ignore-list trap",
 		Severity:   SevWarning,
 		SeverityBy: &SeverityBy{Label: "respect_ignore_differences", Values: map[string]Severity{"true": SevCritical}},
@@ -32,6 +34,7 @@ var (
 		Help:     "Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).",
 		Labels:   []string{"namespace", "application"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Application", NameLabel: "application"},
 		Class:    "Argo CD not converging",
 		Severity: SevWarning,
 	})

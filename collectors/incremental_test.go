@@ -168,7 +168,7 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 		findings := 0
 		for step := 0; step < 400; step++ {
 			ns := namespaces[r.IntN(len(namespaces))]
-			switch op := r.IntN(12); op {
+			switch op := r.IntN(13); op {
 			case 0, 1, 2:
 				s.UpsertSecret(incSecret(r, ns, fmt.Sprintf("s%d", r.IntN(5))), now.Add(time.Duration(step)*time.Second))
 			case 3:
@@ -190,6 +190,12 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 				s.SetArgoDesired(model.Ref{Namespace: "argocd", Name: "app"}, []model.DesiredObject{{Kind: "Secret",
 					Namespace: append(namespaces, "argo-only")[r.IntN(len(namespaces)+1)], Name: fmt.Sprintf("s%d", r.IntN(5)),
 					DataKeys: []string{fmt.Sprintf("k%d", r.IntN(5))}}})
+			case 12: // a namespace's driftwatch.io/ignore comes and goes
+				n := &model.Namespace{ObjectMeta: model.ObjectMeta{Name: ns}}
+				if v := []string{"", "missing_keys", "all", "stale_pods,adoption"}[r.IntN(4)]; v != "" {
+					n.Annotations = map[string]string{model.AnnIgnore: v}
+				}
+				s.UpsertNamespace(n)
 			case 11:
 				s.UpsertStore(&model.SecretStore{ObjectMeta: om("", "vault"), StoreKind: "ClusterSecretStore", Provider: "vault",
 					Ready: model.Condition{Status: []string{"True", "False"}[r.IntN(2)]}})

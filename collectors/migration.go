@@ -18,6 +18,7 @@ var (
 			"verdict: mismatch, missing_from_store, only_in_store, live_secret_absent, store_secret_absent; hint: whitespace or empty.",
 		Labels:   []string{"namespace", "secret", "compare_with", "key", "verdict", "hint"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Byte-identical compare",
 		Severity: SevInfo,
 	})
@@ -26,6 +27,7 @@ var (
 		Help:   "1 when both Secrets of a compare pair exist and every key matches (safe to adopt), else 0.",
 		Labels: []string{"namespace", "secret", "compare_with"},
 		Kind:   KindObject,
+		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 	descUnsafe = declare(Family{
 		Name: "driftwatch_externalsecret_unsafe",
@@ -33,6 +35,7 @@ var (
 			"reason: implicit_creation_policy, owner_over_existing, delete_with_merge, unexpected_keys.",
 		Labels:   []string{"namespace", "externalsecret", "reason"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Adoption safety",
 		Severity: SevWarning,
 	})
@@ -41,6 +44,7 @@ var (
 		Help:     "1 when a Secret holds exactly the same data as another Secret of its namespace (duplicate_of, the first in lexical order).",
 		Labels:   []string{"namespace", "secret", "duplicate_of"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Adoption safety",
 		Severity: SevWarning,
 	})
@@ -49,6 +53,7 @@ var (
 		Help:     "1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
 		Labels:   []string{"namespace", "secret", "stale"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Adoption safety",
 		Severity: SevWarning,
 	})
@@ -57,6 +62,7 @@ var (
 		Help:     "1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.",
 		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
 		Class:    "Workload identity",
 		Severity: SevWarning,
 	})
@@ -65,6 +71,7 @@ var (
 		Help:     "1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.",
 		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
 		Class:    "Workload identity",
 		Severity: SevInfo,
 	})

@@ -14,6 +14,7 @@ var (
 		Help:       "1 for each key an expectation names that the Secret lacks; optional=\"true\" when only optional references (secretKeyRef or volume items with optional: true) name it.",
 		Labels:     []string{"namespace", "secret", "key", "source", "optional"},
 		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:      "Missing keys",
 		Severity:   SevCritical,
 		SeverityBy: &SeverityBy{Label: "optional", Values: map[string]Severity{"true": SevWarning}},
@@ -23,6 +24,7 @@ var (
 		Help:       "Number of expected keys the Secret lacks, per expectation source and optionality.",
 		Labels:     []string{"namespace", "secret", "source", "optional"},
 		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:      "Missing keys",
 		Severity:   SevCritical,
 		SeverityBy: &SeverityBy{Label: "optional", Values: map[string]Severity{"true": SevWarning}},
@@ -33,6 +35,7 @@ var (
 		Help:     "1 when a Secret that an expectation names does not exist.",
 		Labels:   []string{"namespace", "secret", "source"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Missing keys",
 		Severity: SevCritical,
 	})
@@ -41,18 +44,21 @@ var (
 		Help:   "Pods of a workload that expect keys the Secret lacks (or the Secret itself, when absent).",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
 		Kind:   KindObject,
+		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 	descShortReaders = declare(Family{
 		Name:   "driftwatch_secret_short_consumer_pods",
 		Help:   "Running pods of a workload that read (env, envFrom, volume, any way) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
 		Kind:   KindObject,
+		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 	descReadyButShort = declare(Family{
 		Name:     "driftwatch_externalsecret_ready_but_short",
 		Help:     "Expected keys missing from the target of an ExternalSecret that reports Ready=True.",
 		Labels:   []string{"namespace", "externalsecret", "secret", "reason"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Ready but short",
 		Severity: SevCritical,
 	})
@@ -61,6 +67,7 @@ var (
 		Help:     "1 when an ExternalSecret's Ready condition is False or Unknown.",
 		Labels:   []string{"namespace", "externalsecret", "reason"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Sync health",
 		Severity: SevWarning,
 	})
@@ -69,12 +76,14 @@ var (
 		Help:   "Seconds since the ExternalSecret's status.refreshTime.",
 		Labels: []string{"namespace", "externalsecret"},
 		Kind:   KindObject,
+		Object: &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 	})
 	descSyncOverdue = declare(Family{
 		Name:     "driftwatch_externalsecret_sync_overdue",
 		Help:     "1 when the sync age exceeds the configured multiple of refreshInterval.",
 		Labels:   []string{"namespace", "externalsecret"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Sync health",
 		Severity: SevWarning,
 	})
@@ -83,6 +92,7 @@ var (
 		Help:     "1 when a SecretStore or ClusterSecretStore is not Ready.",
 		Labels:   []string{"namespace", "kind", "store", "reason"},
 		Kind:     KindFinding,
+		Object:   &ObjectRef{KindLabel: "kind", NameLabel: "store"},
 		Class:    "Sync health",
 		Severity: SevWarning,
 	})
@@ -91,12 +101,14 @@ var (
 		Help:   "Inventory: a workload consumes a Secret, written by an ExternalSecret from a store (empty when none).",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload", "externalsecret", "store_kind", "store"},
 		Kind:   KindObject,
+		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 	descConsumerPods = declare(Family{
 		Name:   "driftwatch_secret_consumer_pods",
 		Help:   "Inventory: running pods of a workload that consume a Secret.",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
 		Kind:   KindObject,
+		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 )
 
@@ -110,7 +122,7 @@ func (f *Findings) registry() []detector { return append([]detector(nil), regist
 
 func init() {
 	register(
-		detector{name: "missing_keys", requires: []model.Resource{model.ResSecrets}, emit: emitMissingKeys, perNamespace: true},
+		detector{name: detect.DetectorMissingKeys, requires: []model.Resource{model.ResSecrets}, emit: emitMissingKeys, perNamespace: true},
 		detector{name: "ready_but_short", requires: []model.Resource{model.ResSecrets, model.ResExternalSecrets}, emit: emitReadyButShort, perNamespace: true},
 		detector{name: "sync_health", requires: []model.Resource{model.ResExternalSecrets}, emit: emitSyncHealth},
 		detector{name: "inventory", requires: []model.Resource{model.ResPods}, emit: emitInventory, perNamespace: true},
@@ -119,6 +131,9 @@ func init() {
 
 func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	res := detect.MissingKeys(v, a)
+	for ns, n := range res.Silenced {
+		e.silence(ns, n)
+	}
 	type sk struct{ ns, secret, src, optional string }
 	counts := map[sk]int{}
 	var order []sk

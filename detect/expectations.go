@@ -37,6 +37,30 @@ type expSet struct {
 	// settle skips the expectations of an ExternalSecret whose target is absent
 	// while its status is within TargetGrace (the missing-keys detector).
 	settle bool
+	// ignoring, when set, is the detector whose driftwatch.io/ignore on a
+	// consumer (a pod, an ExternalSecret) drops that consumer's expectations;
+	// the violated ones dropped are counted in silenced (per namespace, once per
+	// Secret, key and source).
+	ignoring string
+	silenced map[expKey]bool
+}
+
+// ignored reports whether consumer meta ignores the set's detector, and counts
+// the expectation it would have stated when it is violated.
+func (s *expSet) ignored(meta *model.ObjectMeta, ns, secret, key string, src Source) bool {
+	if s.ignoring == "" || !meta.Ignores(s.ignoring) {
+		return false
+	}
+	if s.scoped && ns != s.scope {
+		return true
+	}
+	if s.keep == nil || s.keep(ns, secret, key) {
+		if s.silenced == nil {
+			s.silenced = map[expKey]bool{}
+		}
+		s.silenced[expKey{ns, secret, key, src}] = true
+	}
+	return true
 }
 
 func newExpSet(size int) *expSet { return &expSet{m: make(map[expKey]*Expectation, size)} }
@@ -143,6 +167,9 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 					}
 				}
 				seen = append(seen, k)
+				if set.ignored(&p.ObjectMeta, p.Namespace, u.Secret, u.Key, SourcePod) {
+					continue
+				}
 				set.add(p.Namespace, u.Secret, u.Key, SourcePod, u.Optional, c)
 			}
 		})
@@ -158,17 +185,22 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 				}
 			}
 			c := Consumer{Kind: "ExternalSecret", Name: e.Name}
+			add := func(key string, src Source) {
+				if !set.ignored(&e.ObjectMeta, e.Namespace, e.Target, key, src) {
+					set.add(e.Namespace, e.Target, key, src, false, c)
+				}
+			}
 			if ESWritesTarget(e) {
 				keys := ESExpectedKeys(e)
 				if len(keys) == 0 {
-					set.add(e.Namespace, e.Target, "", SourceExternalSecret, false, c)
+					add("", SourceExternalSecret)
 				}
 				for _, k := range keys {
-					set.add(e.Namespace, e.Target, k, SourceExternalSecret, false, c)
+					add(k, SourceExternalSecret)
 				}
 			}
 			for _, k := range e.ExpectedKeys {
-				set.add(e.Namespace, e.Target, k, SourceAnnotation, false, c)
+				add(k, SourceAnnotation)
 			}
 		})
 	}

@@ -26,7 +26,15 @@ type AbsentSecret struct {
 type MissingKeysResult struct {
 	Missing []MissingKey
 	Absent  []AbsentSecret
+	// Silenced counts, per namespace, the violated expectations that a
+	// consumer's driftwatch.io/ignore (a pod or ExternalSecret naming
+	// missing_keys) dropped.
+	Silenced map[string]int
 }
+
+// DetectorMissingKeys is the missing-keys detector's name, as driftwatch.io/ignore
+// names it.
+const DetectorMissingKeys = "missing_keys"
 
 // MissingKeys compares every expectation with the Secrets that exist. It needs the
 // Secret cache; without it nothing can be judged and nothing is reported.
@@ -40,6 +48,7 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 	// Secret is absent or lacks the key, before any entry is built for it.
 	set := newExpSet(0)
 	set.settle = true
+	set.ignoring = DetectorMissingKeys
 	set.keep = func(ns, secret, key string) bool {
 		s, ok := v.Secret(ns, secret)
 		if !ok {
@@ -50,7 +59,14 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 		}
 		return !s.Keys.Has(key)
 	}
-	for _, e := range gatherExpectations(v, avail, set) {
+	exps := gatherExpectations(v, avail, set)
+	for k := range set.silenced {
+		if res.Silenced == nil {
+			res.Silenced = map[string]int{}
+		}
+		res.Silenced[k.ns]++
+	}
+	for _, e := range exps {
 		s, ok := v.Secret(e.Namespace, e.Secret)
 		if !ok {
 			if e.Optional {

@@ -77,7 +77,15 @@ type StalePodsResult struct {
 	// container, whether or not a container is stale (the Secrets whose change
 	// times matter), sorted.
 	Changes []DataChange
+	// Silenced counts, per namespace, the stale containers of pods whose
+	// driftwatch.io/ignore names stale_pods (an application that reloads its
+	// Secrets itself).
+	Silenced map[string]int
 }
+
+// DetectorStalePods is the stale-pods detector's name, as driftwatch.io/ignore
+// names it.
+const DetectorStalePods = "stale_pods"
 
 // StalePods finds running containers that started before the last data change of
 // a Secret they read once. Plain secret volumes are refreshed by the kubelet and
@@ -110,6 +118,7 @@ func StalePods(v model.View, avail model.Availability) StalePodsResult {
 			continue
 		}
 		idx := map[findingKey]int{}
+		silencedKeys := map[findingKey]bool{}
 		for _, u := range p.Uses {
 			if !u.Via.ReadOnce() || u.Container == "" {
 				continue
@@ -139,6 +148,16 @@ func StalePods(v model.View, avail model.Availability) StalePodsResult {
 				continue
 			}
 			fk := findingKey{p.Name, u.Container, u.Secret, u.Via}
+			if p.Ignores(DetectorStalePods) {
+				if _, dup := silencedKeys[fk]; !dup {
+					silencedKeys[fk] = true
+					if res.Silenced == nil {
+						res.Silenced = map[string]int{}
+					}
+					res.Silenced[p.Namespace]++
+				}
+				continue
+			}
 			if i, dup := idx[fk]; dup {
 				if changed.After(res.Stale[i].Changed) {
 					res.Stale[i].Changed, res.Stale[i].ChangeSource = changed, src

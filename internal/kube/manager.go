@@ -198,6 +198,19 @@ func (m *Manager) startCore(ctx context.Context) {
 		}
 		m.startGroup(ctx, c.res, "v1", infs)
 	}
+	// Namespaces carry the namespace-wide driftwatch.io/ignore. They are
+	// cluster-scoped: an agent restricted to some namespaces (a namespaced
+	// install with Roles) cannot list them and only honours object annotations.
+	if len(m.opts.Namespaces) == 0 {
+		m.startGroup(ctx, model.ResNamespaces, "v1", []cache.SharedIndexInformer{
+			coreinformers.NewNamespaceInformer(m.cs, 0, nil)})
+	} else {
+		g := &group{res: model.ResNamespaces, absent: true}
+		g.reason.Store("not_watched")
+		m.mu.Lock()
+		m.groups[model.ResNamespaces] = g
+		m.mu.Unlock()
+	}
 }
 
 func (m *Manager) startGroup(ctx context.Context, res model.Resource, version string, infs []cache.SharedIndexInformer) {
@@ -277,6 +290,8 @@ func (m *Manager) recordTransform(res model.Resource) cache.TransformFunc {
 		return m.tr.SecretStore("ClusterSecretStore")
 	case model.ResApplications:
 		return m.tr.Application
+	case model.ResNamespaces:
+		return m.tr.Namespace
 	}
 	panic("unknown resource " + string(res))
 }
@@ -353,6 +368,8 @@ func (m *Manager) handlerFor(res model.Resource) cache.ResourceEventHandler {
 			if m.keep(o) {
 				m.store.UpsertApp(o)
 			}
+		case *model.Namespace:
+			m.store.UpsertNamespace(o)
 		}
 	}
 	del := func(obj any) {
@@ -371,6 +388,8 @@ func (m *Manager) handlerFor(res model.Resource) cache.ResourceEventHandler {
 			m.store.DeleteStore(o.StoreKind, o.Namespace, o.Name)
 		case *model.ArgoApp:
 			m.store.DeleteApp(o.Namespace, o.Name)
+		case *model.Namespace:
+			m.store.DeleteNamespace(o.Name)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -471,6 +490,9 @@ func (m *Manager) probe(ctx context.Context, g *group) error {
 		return err
 	case model.ResServiceAccounts:
 		_, err := m.cs.CoreV1().ServiceAccounts(ns).List(ctx, opts)
+		return err
+	case model.ResNamespaces:
+		_, err := m.cs.CoreV1().Namespaces().List(ctx, opts)
 		return err
 	}
 	for _, api := range optionalAPIs {
@@ -607,7 +629,10 @@ func (m *Manager) States() []model.ResourceState {
 		case g == nil:
 			st.Reason = "not_started"
 		case g.absent:
-			st.Reason = "crd_absent"
+			st.Reason, _ = g.reason.Load().(string)
+			if st.Reason == "" {
+				st.Reason = "crd_absent"
+			}
 		default:
 			st.Enabled = true
 			st.Version = g.version

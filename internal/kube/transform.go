@@ -41,7 +41,7 @@ const (
 // is deliberately not kept.
 func keptAnnotation(k string) bool {
 	switch k {
-	case AnnExpectedKeys, AnnCompareWith, AnnAWSRoleARN, AnnAzureClientID, AnnGKEServiceAcct:
+	case AnnExpectedKeys, AnnCompareWith, AnnAWSRoleARN, AnnAzureClientID, AnnGKEServiceAcct, model.AnnIgnore:
 		return true
 	}
 	return false
@@ -463,6 +463,23 @@ func (t *Transformer) ServiceAccount(obj any) (any, error) {
 	return &model.ServiceAccount{ObjectMeta: identity(&sa.ObjectMeta)}, nil
 }
 
+// Namespace is the transform of the Namespace informer: the name and the
+// driftwatch.io/ignore annotation.
+func (t *Transformer) Namespace(obj any) (any, error) {
+	n, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return obj, nil
+	}
+	m := model.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion}
+	if v, ok := n.Annotations[model.AnnIgnore]; ok {
+		if len(v) > maxKeptValue {
+			v = strings.Clone(v[:maxKeptValue])
+		}
+		m.Annotations = map[string]string{model.AnnIgnore: v}
+	}
+	return &model.Namespace{ObjectMeta: m}, nil
+}
+
 // fromUnstructured decodes u into `into`, a struct that must hold only the
 // top-level fields the transform reads (spec, status): the converter walks the
 // struct's fields, so metadata — whose managedFields cost a JSON round trip per
@@ -606,8 +623,8 @@ func (t *Transformer) SecretStore(kind string) func(any) (any, error) {
 		decodeErr := fromUnstructured(u, &body)
 		st := eso.SecretStore{Spec: body.Spec, Status: body.Status}
 		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
-			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
-		rec := &model.SecretStore{ObjectMeta: shortMeta(&meta), APIVersion: model.Intern(u.GetAPIVersion()), StoreKind: kind, DecodeErr: decodeErr}
+			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(), Annotations: u.GetAnnotations()}
+		rec := &model.SecretStore{ObjectMeta: identity(&meta), APIVersion: model.Intern(u.GetAPIVersion()), StoreKind: kind, DecodeErr: decodeErr}
 		// The local struct holds no provider field that carries data (the fake
 		// provider's values are not decoded), so the error names types only.
 		t.decodeProblem(strings.ToLower(kind)+"s", &meta, "spec", decodeErr)
@@ -698,9 +715,9 @@ func (t *Transformer) Application(obj any) (any, error) {
 	}
 	decodeErr := fromUnstructured(u, &app)
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
-		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()}
+		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(), Annotations: u.GetAnnotations()}
 	t.decodeProblem("applications", &meta, "spec", decodeErr)
-	rec := &model.ArgoApp{ObjectMeta: shortMeta(&meta), DecodeErr: decodeErr,
+	rec := &model.ArgoApp{ObjectMeta: identity(&meta), DecodeErr: decodeErr,
 		SyncStatus: app.Status.Sync.Status, DestinationNamespace: app.Spec.Destination.Namespace}
 	for _, d := range app.Spec.IgnoreDifferences {
 		rec.IgnoreDifferences = append(rec.IgnoreDifferences, model.IgnoreDifference{Group: d.Group, Kind: d.Kind,

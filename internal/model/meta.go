@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,4 +70,24 @@ func Intern(s string) string {
 		return ""
 	}
 	return unique.Make(s).Value()
+}
+
+// AnnIgnore silences detectors for an object, or for every object of a
+// namespace: driftwatch.io/ignore: "<detector>[,<detector>]" or "all". The
+// silenced findings are still counted (driftwatch_findings_silenced).
+const AnnIgnore = "driftwatch.io/ignore"
+
+// Ignores reports whether the object's driftwatch.io/ignore annotation names
+// detector (or "all"). Names are compared exactly after trimming spaces.
+func (m *ObjectMeta) Ignores(detector string) bool {
+	v, ok := m.Annotations[AnnIgnore]
+	if !ok {
+		return false
+	}
+	for _, d := range strings.Split(v, ",") {
+		if d = strings.TrimSpace(d); d == "all" || d == detector {
+			return true
+		}
+	}
+	return false
 }

@@ -21,11 +21,15 @@ const (
 	ResClusterSecretStores Resource = "clustersecretstores"
 	ResHelmReleases        Resource = "helmreleases"
 	ResApplications        Resource = "applications"
+	// ResNamespaces: namespaces, for their driftwatch.io/ignore annotation only.
+	// Watched only when the agent watches every namespace (a namespaced install
+	// cannot read them); no detector requires them.
+	ResNamespaces Resource = "namespaces"
 )
 
 // AllResources in a stable order.
 var AllResources = []Resource{ResSecrets, ResPods, ResServiceAccounts, ResExternalSecrets,
-	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications}
+	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications, ResNamespaces}
 
 // StoreKey names a SecretStore (namespaced) or ClusterSecretStore (Namespace "").
 type StoreKey struct {
@@ -47,6 +51,7 @@ type Store struct {
 	stores   map[StoreKey]*SecretStore
 	releases map[Ref]*HelmRelease
 	apps     map[Ref]*ArgoApp
+	nss      map[string]*Namespace
 
 	// podsBySecret: Secret → names of the pods (of its namespace) that reference it.
 	podsBySecret nameIndex
@@ -137,6 +142,7 @@ func NewStore(h *History) *Store {
 		stores:       map[StoreKey]*SecretStore{},
 		releases:     map[Ref]*HelmRelease{},
 		apps:         map[Ref]*ArgoApp{},
+		nss:          map[string]*Namespace{},
 		podsBySecret: nameIndex{},
 		esByTarget:   nameIndex{},
 		history:      h,
@@ -340,6 +346,28 @@ func (s *Store) DeleteApp(ns, name string) {
 	defer s.mu.Unlock()
 	s.touchAll()
 	delete(s.apps, refOf(ns, name))
+}
+
+// UpsertNamespace records a namespace (its ignore annotation): the findings of
+// the namespace are evaluated again.
+func (s *Store) UpsertNamespace(n *Namespace) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.nss[n.Name]
+	s.nss[n.Name] = n
+	if old == nil || old.Annotations[AnnIgnore] != n.Annotations[AnnIgnore] {
+		s.touch(n.Name) // a namespace that holds nothing is pruned from gens again
+	}
+}
+
+// DeleteNamespace forgets a namespace.
+func (s *Store) DeleteNamespace(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.nss[name]; ok {
+		delete(s.nss, name)
+		s.touchDeleted(name)
+	}
 }
 
 // ClearResource drops every record of a resource, used when its CRD disappears.
@@ -581,6 +609,56 @@ func (v View) DeployedReleases() []*HelmRelease {
 // Apps returns every Argo CD Application, sorted.
 func (v View) Apps() []*ArgoApp { return sortedValues(v.s.apps) }
 
+// Ignores reports whether findings of detector about object obj of namespace ns
+// are silenced by a driftwatch.io/ignore annotation on the object or on its
+// namespace. obj may be nil (an absent object: only the namespace counts).
+func (v View) Ignores(ns string, obj *ObjectMeta, detector string) bool {
+	if obj != nil && obj.Ignores(detector) {
+		return true
+	}
+	if n := v.s.nss[ns]; n != nil && n.Ignores(detector) {
+		return true
+	}
+	return false
+}
+
+// Meta returns the metadata of object ns/name of kind (Secret, ExternalSecret,
+// Pod, ServiceAccount, SecretStore, ClusterSecretStore, Application), when it is
+// in the model.
+func (v View) Meta(kind, ns, name string) (*ObjectMeta, bool) {
+	r := refOf(ns, name)
+	switch kind {
+	case "Secret":
+		if x := v.s.secrets[r]; x != nil {
+			return &x.ObjectMeta, true
+		}
+	case "ExternalSecret":
+		if x := v.s.es[r]; x != nil {
+			return &x.ObjectMeta, true
+		}
+	case "Pod":
+		if x := v.s.pods[r]; x != nil {
+			return &x.ObjectMeta, true
+		}
+	case "ServiceAccount":
+		if x := v.s.sas[r]; x != nil {
+			return &x.ObjectMeta, true
+		}
+	case "SecretStore", "ClusterSecretStore":
+		if kind == "ClusterSecretStore" {
+			ns = ""
+		}
+		if x := v.s.stores[StoreKey{Kind: kind, Namespace: ns, Name: name}]; x != nil {
+			return &x.ObjectMeta, true
+		}
+	case "Application":
+		if x := v.s.apps[r]; x != nil {
+			return &x.ObjectMeta, true
+		}
+	}
+	return nil, false
+}
+
 // History is the observed-change history (flips, last data change).
 func (v View) History() *History { return v.s.history }
 
@@ -597,7 +675,7 @@ func (v View) Counts() map[Resource]int {
 	return map[Resource]int{
 		ResSecrets: len(v.s.secrets), ResPods: len(v.s.pods), ResServiceAccounts: len(v.s.sas),
 		ResExternalSecrets: len(v.s.es), ResSecretStores: stores, ResClusterSecretStores: cstores,
-		ResHelmReleases: len(v.s.releases), ResApplications: len(v.s.apps),
+		ResHelmReleases: len(v.s.releases), ResApplications: len(v.s.apps), ResNamespaces: len(v.s.nss),
 	}
 }
 

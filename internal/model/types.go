@@ -303,6 +303,12 @@ type ArgoResource struct {
 	Status    string
 }
 
+// Namespace is what driftwatch keeps of a namespace: its name and the
+// driftwatch.io/ignore annotation.
+type Namespace struct {
+	ObjectMeta
+}
+
 // Every record is a runtime.Object so the informer machinery (keys, DeltaFIFO,
 // DeletedFinalStateUnknown) handles it like any API object.
 var (
@@ -313,6 +319,7 @@ var (
 	_ runtime.Object = (*SecretStore)(nil)
 	_ runtime.Object = (*HelmRelease)(nil)
 	_ runtime.Object = (*ArgoApp)(nil)
+	_ runtime.Object = (*Namespace)(nil)
 )
 
 func (*Secret) GetObjectKind() schema.ObjectKind         { return schema.EmptyObjectKind }
@@ -322,6 +329,7 @@ func (*ExternalSecret) GetObjectKind() schema.ObjectKind { return schema.EmptyOb
 func (*SecretStore) GetObjectKind() schema.ObjectKind    { return schema.EmptyObjectKind }
 func (*HelmRelease) GetObjectKind() schema.ObjectKind    { return schema.EmptyObjectKind }
 func (*ArgoApp) GetObjectKind() schema.ObjectKind        { return schema.EmptyObjectKind }
+func (*Namespace) GetObjectKind() schema.ObjectKind      { return schema.EmptyObjectKind }
 
 // Records are immutable once built: a "deep copy" is the same pointer.
 func (s *Secret) DeepCopyObject() runtime.Object         { return s }
@@ -331,3 +339,4 @@ func (e *ExternalSecret) DeepCopyObject() runtime.Object { return e }
 func (s *SecretStore) DeepCopyObject() runtime.Object    { return s }
 func (h *HelmRelease) DeepCopyObject() runtime.Object    { return h }
 func (a *ArgoApp) DeepCopyObject() runtime.Object        { return a }
+func (n *Namespace) DeepCopyObject() runtime.Object      { return n }

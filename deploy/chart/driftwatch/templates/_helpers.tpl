@@ -56,7 +56,7 @@ app.kubernetes.io/part-of: driftwatch
 
 {{/*
 The read-only rules: exactly those of deploy/manifests/clusterrole.yaml
-(deploy/deploy_test.go asserts it). "namespaced" drops the cluster-scoped resource.
+(deploy/deploy_test.go asserts it). "namespaced" drops the cluster-scoped resources.
 */}}
 {{- define "driftwatch.rules" -}}
 - apiGroups: [""]
@@ -72,6 +72,12 @@ The read-only rules: exactly those of deploy/manifests/clusterrole.yaml
 - apiGroups: ["argoproj.io"]
   resources: ["applications"]
   verbs: ["get", "list", "watch"]
+{{- if not .namespaced }}
+# Namespaces: only for their driftwatch.io/ignore annotation.
+- apiGroups: [""]
+  resources: ["namespaces"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 {{- end }}
 
 {{/* The pod template shared by the Deployment and the sharded StatefulSet. */}}

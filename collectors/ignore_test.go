@@ -1,0 +1,79 @@
+package collectors
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+func ignoring(m model.ObjectMeta, v string) model.ObjectMeta {
+	m.Annotations = map[string]string{model.AnnIgnore: v}
+	return m
+}
+
+// driftwatch.io/ignore on the object, on its namespace, or on a consumer that
+// would have expected a key drops the findings and counts them: nothing is
+// hidden silently. The per-namespace reuse follows a namespace's annotation.
+func TestIgnoreAnnotation(t *testing.T) {
+	now := time.Unix(10000, 0)
+	s := model.NewStore(nil)
+	// quiet: a Secret that declares it does not care about missing keys.
+	s.UpsertSecret(&model.Secret{ObjectMeta: ignoring(om("app", "quiet"), "stale_pods, missing_keys"),
+		Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "loud"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
+	// a pod that reads keys nothing provides: its own ignore drops them.
+	s.UpsertPod(&model.Pod{ObjectMeta: ignoring(om("app", "feature-off"), "missing_keys"), Phase: "Running",
+		Workload: model.Workload{Kind: "Pod", Name: "feature-off"},
+		Uses: []model.SecretUse{{Secret: "loud", Key: "b", Via: model.ViaEnv, Container: "c"}, {Secret: "nowhere", Via: model.ViaEnvFrom, Container: "c"}}})
+	s.UpsertPod(&model.Pod{ObjectMeta: om("app", "reader"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "reader"},
+		Uses: []model.SecretUse{{Secret: "quiet", Key: "x", Via: model.ViaEnv, Container: "c"}, {Secret: "loud", Key: "c", Via: model.ViaEnv, Container: "c"}}})
+	// another namespace, ignored as a whole.
+	s.UpsertSecret(&model.Secret{ObjectMeta: om("legacy", "old"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
+	s.UpsertPod(&model.Pod{ObjectMeta: om("legacy", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"},
+		Uses: []model.SecretUse{{Secret: "old", Key: "z", Via: model.ViaEnv, Container: "c"}}})
+	s.UpsertNamespace(&model.Namespace{ObjectMeta: model.ObjectMeta{Name: "legacy", Annotations: map[string]string{model.AnnIgnore: "all"}}})
+
+	f := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return now }})
+	const want = `
+# HELP driftwatch_findings_silenced Findings a driftwatch.io/ignore annotation (on the object, its namespace, or a pod that would have expected a key) keeps out of the finding metrics, per detector and namespace: nothing is hidden silently.
+# TYPE driftwatch_findings_silenced gauge
+driftwatch_findings_silenced{detector="missing_keys",namespace="app"} 3
+driftwatch_findings_silenced{detector="missing_keys",namespace="legacy"} 1
+# HELP driftwatch_secret_missing_key 1 for each key an expectation names that the Secret lacks; optional="true" when only optional references (secretKeyRef or volume items with optional: true) name it.
+# TYPE driftwatch_secret_missing_key gauge
+driftwatch_secret_missing_key{key="c",namespace="app",optional="false",secret="loud",source="pod"} 1
+`
+	if err := testutil.CollectAndCompare(f, strings.NewReader(want), "driftwatch_findings_silenced", "driftwatch_secret_missing_key",
+		"driftwatch_secret_absent"); err != nil {
+		t.Fatal(err)
+	}
+	// The namespace's annotation goes: its findings come back (the cached
+	// namespace result is not reused).
+	var text strings.Builder
+	if err := f.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	s.UpsertNamespace(&model.Namespace{ObjectMeta: model.ObjectMeta{Name: "legacy"}})
+	text.Reset()
+	if err := f.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), `driftwatch_secret_missing_key{key="z",namespace="legacy",optional="false",secret="old",source="pod"} 1`) ||
+		strings.Contains(text.String(), `driftwatch_findings_silenced{detector="missing_keys",namespace="legacy"}`) {
+		t.Errorf("after the namespace's ignore went:\n%s", text.String())
+	}
+}
+
+func TestIgnoresParsing(t *testing.T) {
+	for v, want := range map[string]bool{"missing_keys": true, " adoption , missing_keys ": true, "all": true,
+		"missing_keys_x": false, "": false, "missing": false, "ALL": false} {
+		m := model.ObjectMeta{Annotations: map[string]string{model.AnnIgnore: v}}
+		if got := m.Ignores("missing_keys"); got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
+		}
+	}
+}
