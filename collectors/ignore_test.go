@@ -28,7 +28,7 @@ func TestIgnoreAnnotation(t *testing.T) {
 	// a pod that reads keys nothing provides: its own ignore drops them.
 	s.UpsertPod(&model.Pod{ObjectMeta: ignoring(om("app", "feature-off"), "missing_keys"), Phase: "Running",
 		Workload: model.Workload{Kind: "Pod", Name: "feature-off"},
-		Uses: []model.SecretUse{{Secret: "loud", Key: "b", Via: model.ViaEnv, Container: "c"}, {Secret: "nowhere", Via: model.ViaEnvFrom, Container: "c"}}})
+		Uses:     []model.SecretUse{{Secret: "loud", Key: "b", Via: model.ViaEnv, Container: "c"}, {Secret: "nowhere", Via: model.ViaEnvFrom, Container: "c"}}})
 	s.UpsertPod(&model.Pod{ObjectMeta: om("app", "reader"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "reader"},
 		Uses: []model.SecretUse{{Secret: "quiet", Key: "x", Via: model.ViaEnv, Container: "c"}, {Secret: "loud", Key: "c", Via: model.ViaEnv, Container: "c"}}})
 	// another namespace, ignored as a whole.
