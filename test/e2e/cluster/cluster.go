@@ -112,7 +112,7 @@ type Cluster struct {
 	esoLive   string
 
 	mu      sync.Mutex
-	agents  []*process // every agent process ever started, for teardown
+	agents  []*process // every agent (and StartProcess) process ever started, for teardown
 	stopped bool
 	mapper  *resetMapper
 }
