@@ -1,0 +1,403 @@
+// Package promstack runs the real alerting chain next to an e2e stack:
+// Prometheus (scraping a driftwatch agent and evaluating the shipped
+// alerts/driftwatch.rules.yaml with every `for:` shortened) and Alertmanager
+// (posting every notification to a webhook served by the test). Both run as
+// processes of the cluster (cluster.StartProcess), on 127.0.0.1, with their
+// files inside the stack's folder.
+//
+//	hook := promstack.NewWebhook(t)
+//	ps := promstack.Start(t, c, agent.Addr, hook)
+//	ps.WaitHook(t, hook, 0, time.Minute, "the page", func(m promstack.Message, a promstack.Alert) bool { ... })
+package promstack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+)
+
+// ShortFor is the `for` duration every shipped alert gets. The shipped
+// durations (5m to 30m) are too long for a test run: the rule file is copied
+// with every `for:` replaced by this value. Everything else (expressions,
+// labels, annotations) is used as shipped.
+const ShortFor = "5s"
+
+const shortForSeconds = 5
+
+var (
+	forLine   = regexp.MustCompile(`(?m)^(\s*)for:\s*\S+\s*$`)
+	alertLine = regexp.MustCompile(`(?m)^\s*- alert:`)
+)
+
+// ShortenFor rewrites the shipped rule file into dir with every `for:` set to
+// ShortFor and returns the copy's path.
+func ShortenFor(t testing.TB, dir string) string {
+	t.Helper()
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "alerts", "driftwatch.rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := alertLine.FindAll(b, -1)
+	fors := forLine.FindAll(b, -1)
+	if len(alerts) == 0 || len(fors) != len(alerts) {
+		t.Fatalf("alerts/driftwatch.rules.yaml: %d alerts but %d `for:` lines; the rewrite expects one per alert", len(alerts), len(fors))
+	}
+	out := forLine.ReplaceAll(b, []byte("${1}for: "+ShortFor))
+	p := filepath.Join(dir, "driftwatch.rules.yaml")
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ---- webhook receiver ------------------------------------------------------
+
+// Message is Alertmanager's webhook payload (version 4).
+type Message struct {
+	Status       string            `json:"status"`
+	Receiver     string            `json:"receiver"`
+	GroupLabels  map[string]string `json:"groupLabels"`
+	CommonLabels map[string]string `json:"commonLabels"`
+	Alerts       []Alert           `json:"alerts"`
+}
+
+// Alert is one alert of a notification.
+type Alert struct {
+	Status      string            `json:"status"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	StartsAt    time.Time         `json:"startsAt"`
+	EndsAt      time.Time         `json:"endsAt"`
+}
+
+// Webhook records every notification Alertmanager posts.
+type Webhook struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	msgs []Message
+	at   []time.Time
+}
+
+// NewWebhook starts the receiver on 127.0.0.1; it stops when the test ends.
+func NewWebhook(t testing.TB) *Webhook {
+	w := &Webhook{}
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var m Message
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			t.Errorf("webhook: undecodable notification: %v", err)
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.mu.Lock()
+		w.msgs = append(w.msgs, m)
+		w.at = append(w.at, time.Now())
+		w.mu.Unlock()
+		rw.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(w.srv.Close)
+	return w
+}
+
+// URL is the receiver's base URL (Alertmanager posts to URL/alerts).
+func (w *Webhook) URL() string { return w.srv.URL }
+
+// Count is the number of notifications received so far.
+func (w *Webhook) Count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.msgs)
+}
+
+// Messages returns the notifications received at index from or later, with
+// the time each arrived.
+func (w *Webhook) Messages(from int) ([]Message, []time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	from = min(from, len(w.msgs))
+	return append([]Message(nil), w.msgs[from:]...), append([]time.Time(nil), w.at[from:]...)
+}
+
+// Find returns the first alert in a notification received at index from or
+// later that matches.
+func (w *Webhook) Find(from int, match func(Message, Alert) bool) (Message, Alert, bool) {
+	msgs, _ := w.Messages(from)
+	for _, m := range msgs {
+		for _, a := range m.Alerts {
+			if match(m, a) {
+				return m, a, true
+			}
+		}
+	}
+	return Message{}, Alert{}, false
+}
+
+// Dump lists every notification received, one line per alert.
+func (w *Webhook) Dump() string {
+	msgs, _ := w.Messages(0)
+	var b strings.Builder
+	for i, m := range msgs {
+		for _, a := range m.Alerts {
+			fmt.Fprintf(&b, "  #%d %s (group %s): %s %v\n", i, m.Status, m.Receiver, a.Status, a.Labels)
+		}
+	}
+	if b.Len() == 0 {
+		return "  (none)"
+	}
+	return b.String()
+}
+
+// ---- Prometheus and Alertmanager ---------------------------------------------
+
+// Stack is a running Prometheus and Alertmanager.
+type Stack struct {
+	PromURL, AMURL string
+	prom, am       *cluster.Process
+}
+
+// Start starts Alertmanager (routing everything to hook, resolved
+// notifications included, one group per alertname/namespace/secret) and
+// Prometheus (scraping the agent at agentAddr as job "driftwatch" every
+// second, evaluating the shipped rules with ShortFor every second, sending to
+// that Alertmanager). Both stop when the test ends.
+func Start(t testing.TB, c *cluster.Cluster, agentAddr string, hook *Webhook) *Stack {
+	t.Helper()
+	promBin, err := cluster.Tool("prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	amBin, err := cluster.Tool("prometheus-alertmanager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := c.TempDir(t, "promstack")
+	ports, err := cluster.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Stack{
+		PromURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
+		AMURL:   fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+	}
+
+	amCfg := filepath.Join(dir, "alertmanager.yml")
+	write(t, amCfg, fmt.Sprintf(`global:
+  resolve_timeout: 5s
+route:
+  receiver: webhook
+  group_by: [alertname, namespace, secret]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: webhook
+    webhook_configs:
+      - url: %s/alerts
+        send_resolved: true
+`, hook.URL()))
+	for _, d := range []string{"am-data", "prom-data"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.am = c.StartProcess(t, "alertmanager", amBin, nil,
+		"--config.file="+amCfg,
+		"--storage.path="+filepath.Join(dir, "am-data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", ports[1]),
+		// No HA cluster: this network is loopback only.
+		"--cluster.listen-address=",
+		"--log.level=debug",
+	)
+	s.am.WaitHTTP(t, s.AMURL+"/-/ready", 2*time.Minute)
+
+	rules := ShortenFor(t, dir)
+	promCfg := filepath.Join(dir, "prometheus.yml")
+	write(t, promCfg, fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - %s
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: ['127.0.0.1:%d']
+scrape_configs:
+  - job_name: driftwatch
+    static_configs:
+      - targets: ['%s']
+`, rules, ports[1], agentAddr))
+	s.prom = c.StartProcess(t, "prometheus", promBin, nil,
+		"--config.file="+promCfg,
+		"--storage.tsdb.path="+filepath.Join(dir, "prom-data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", ports[0]),
+		"--rules.alert.resend-delay=1s",
+		"--log.level=debug",
+	)
+	s.prom.WaitHTTP(t, s.PromURL+"/-/ready", 2*time.Minute)
+	s.checkRules(t, rules)
+	return s
+}
+
+// checkRules verifies that Prometheus loaded every alert of the rule file with
+// the short `for` (Prometheus 2.x keeps running with no rules when the file
+// does not load).
+func (s *Stack) checkRules(t testing.TB, rulesFile string) {
+	t.Helper()
+	b, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(alertLine.FindAll(b, -1))
+	code, body, err := HTTPGet(s.PromURL + "/api/v1/rules?type=alert")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("GET /api/v1/rules: %d %v", code, err)
+	}
+	var resp struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct {
+					Name     string  `json:"name"`
+					Duration float64 `json:"duration"`
+					Health   string  `json:"health"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, g := range resp.Data.Groups {
+		for _, r := range g.Rules {
+			got++
+			if r.Duration != shortForSeconds {
+				t.Errorf("Prometheus loaded alert %s with for %gs, want %s", r.Name, r.Duration, ShortFor)
+			}
+			if r.Health == "err" {
+				t.Errorf("Prometheus reports alert %s unhealthy", r.Name)
+			}
+		}
+	}
+	if got != want {
+		t.Fatalf("Prometheus loaded %d alerting rules, the rule file has %d; log:\n%s", got, want, s.prom.Tail(40))
+	}
+}
+
+func write(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Sample is one element of an instant query's result.
+type Sample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// Query runs an instant query and returns its samples (a scalar or string
+// result is one sample without labels).
+func (s *Stack) Query(q string) ([]Sample, error) {
+	code, body, err := HTTPGet(s.PromURL + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Status    string          `json:"status"`
+		ErrorType string          `json:"errorType"`
+		Error     string          `json:"error"`
+		Data      json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil {
+		return nil, fmt.Errorf("HTTP %d: undecodable answer %q: %w", code, body, err)
+	}
+	if resp.Status != "success" {
+		return nil, fmt.Errorf("HTTP %d: %s: %s", code, resp.ErrorType, resp.Error)
+	}
+	var data struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(resp.Data, &data); err != nil {
+		return nil, err
+	}
+	switch data.ResultType {
+	case "vector", "matrix":
+		var out []Sample
+		if err := json.Unmarshal(data.Result, &out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	default:
+		var v [2]any
+		if err := json.Unmarshal(data.Result, &v); err != nil {
+			return nil, err
+		}
+		return []Sample{{Value: v}}, nil
+	}
+}
+
+// Alive fails the test if Prometheus or Alertmanager has exited.
+func (s *Stack) Alive(t testing.TB) {
+	t.Helper()
+	for _, p := range []*cluster.Process{s.prom, s.am} {
+		if gone, err := p.Exited(); gone {
+			t.Fatalf("%s exited (%v); log:\n%s", p.Name, err, p.Tail(60))
+		}
+	}
+}
+
+// WaitHook waits for a notification received at index from or later that
+// matches, failing the test after timeout.
+func (s *Stack) WaitHook(t testing.TB, hook *Webhook, from int, timeout time.Duration, what string, match func(Message, Alert) bool) (Message, Alert) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if m, a, ok := hook.Find(from, match); ok {
+			return m, a
+		}
+		s.Alive(t)
+		if time.Now().After(deadline) {
+			alerts, _ := s.Query(`ALERTS`)
+			t.Fatalf("%s did not arrive within %s; notifications so far:\n%s\nPrometheus ALERTS: %v", what, timeout, hook.Dump(), alerts)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+var httpClient = &http.Client{Timeout: 20 * time.Second}
+
+// HTTPGet fetches url and returns status code and body.
+func HTTPGet(url string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
