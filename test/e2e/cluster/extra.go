@@ -64,7 +64,7 @@ func (c *Cluster) StartProcess(t testing.TB, name, path string, env []string, ar
 	p := &Process{Name: name, LogPath: filepath.Join(c.LogDir, name+".log")}
 	p.proc = &process{name: name, path: path, args: args, env: env, logPath: p.LogPath}
 	c.mu.Lock()
-	c.agents = append(c.agents, p.proc)
+	c.extra = append(c.extra, p.proc)
 	c.mu.Unlock()
 	if err := p.proc.start(); err != nil {
 		t.Fatal(err)
