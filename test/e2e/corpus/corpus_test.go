@@ -372,11 +372,15 @@ func TestCorpus(t *testing.T) {
 					continue
 				}
 				seenStray[key] = true
-				stray = append(stray, fmt.Sprintf("first in notification #%d at +%s: %v", i, ats[i].Sub(r.t0).Round(time.Second), a.Labels))
+				when := "outside the soak"
+				if inSoak {
+					when = "during the soak"
+				}
+				stray = append(stray, fmt.Sprintf("%s, first in notification #%d at +%s: %v", when, i, ats[i].Sub(r.t0).Round(time.Second), a.Labels))
 			}
 		}
 		if len(stray) > 0 {
-			t.Errorf("Alertmanager delivered %d page(s) (severity critical, firing) besides the two real faults' outside the soak:\n  %s", len(stray), strings.Join(stray, "\n  "))
+			t.Errorf("Alertmanager delivered %d page(s) (severity critical, firing) other than the two real faults' outside the soak:\n  %s", len(stray), strings.Join(stray, "\n  "))
 		}
 		t.Logf("Alertmanager notifications:\n%s", hook.Dump())
 	}()
