@@ -65,5 +65,20 @@ if [ -z "$argocd_dir" ] || [ ! -f "$argocd_dir/manifests/crds/application-crd.ya
   log "cannot find Argo CD's Application CRD in the module cache ($argocd_mod)"; exit 1
 fi
 cp -f "$argocd_dir/manifests/crds/application-crd.yaml" "$cache/crds/argocd-application-crd.yaml"
+# Upstream objects for the corpus e2e (test/e2e/corpus): Argo CD's stock
+# install.yaml, and ESO's Helm chart from the same module as the controller.
+cp -f "$argocd_dir/manifests/install.yaml" "$cache/crds/argocd-install.yaml"
 chmod 644 "$cache/crds/"*.yaml
+# The chart lists the bitwarden-sdk-server subchart (condition
+# bitwarden-sdk-server.enabled, false by default) that only the published
+# chart archive carries; helm install refuses a chart folder with a listed
+# dependency missing from charts/. Dropping the disabled dependency from
+# Chart.yaml renders the same manifests without fetching it from a registry.
+rm -rf "$cache/crds/eso-chart.tmp" "$cache/crds/eso-chart"
+cp -R "$eso_dir/deploy/charts/external-secrets" "$cache/crds/eso-chart.tmp"
+chmod -R u+w "$cache/crds/eso-chart.tmp"
+rm -f "$cache/crds/eso-chart.tmp/Chart.lock"
+awk '/^dependencies:/ {skip = 1; next} skip && /^[^ -]/ {skip = 0} !skip' \
+  "$eso_dir/deploy/charts/external-secrets/Chart.yaml" > "$cache/crds/eso-chart.tmp/Chart.yaml"
+mv "$cache/crds/eso-chart.tmp" "$cache/crds/eso-chart"
 echo "$bin"

@@ -113,6 +113,7 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	agents  []*process // every agent process ever started, for teardown
+	extra   []*process // every StartProcess process, for teardown
 	stopped bool
 	mapper  *resetMapper
 }
@@ -547,7 +548,7 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	agents := append([]*process(nil), c.agents...)
+	agents := append(append([]*process(nil), c.agents...), c.extra...)
 	c.mu.Unlock()
 	for _, a := range agents {
 		a.stop(5 * time.Second)
@@ -589,7 +590,7 @@ func (c *Cluster) CheckTornDown() error {
 
 func (c *Cluster) allPIDs() []int {
 	c.mu.Lock()
-	procs := append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...)
+	procs := append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
 	c.mu.Unlock()
 	var pids []int
 	for _, p := range procs {

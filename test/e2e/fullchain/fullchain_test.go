@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
 // Generous: two shared cores, several stacks at once.
@@ -102,8 +103,8 @@ func TestFullChain(t *testing.T) {
 		"--argocd-poll-interval", "2s")
 	agent.WaitReady(t, waitFinding)
 	step("agent ready")
-	hook := newWebhook(t)
-	ps := startPromStack(t, agent.Addr, hook)
+	hook := promstack.NewWebhook(t)
+	ps := promstack.Start(t, c, agent.Addr, hook)
 	step("prometheus %s and alertmanager %s ready", ps.PromURL, ps.AMURL)
 
 	// ---- changes the agent must observe -------------------------------------------
@@ -169,10 +170,10 @@ func TestFullChain(t *testing.T) {
 	}
 
 	// ---- the page arrives -----------------------------------------------------------------
-	isPage := func(a amAlert) bool {
+	isPage := func(a promstack.Alert) bool {
 		return a.Labels["alertname"] == pageAlert && a.Labels["namespace"] == ns && a.Labels["secret"] == pageSecret
 	}
-	msg, page := waitHook(t, ps, hook, 0, waitPage, "the firing page", func(m amMessage, a amAlert) bool {
+	msg, page := ps.WaitHook(t, hook, 0, waitPage, "the firing page", func(m promstack.Message, a promstack.Alert) bool {
 		return isPage(a) && a.Status == "firing" && m.Status == "firing"
 	})
 	step("page received: %v", page.Labels)
@@ -199,7 +200,7 @@ func TestFullChain(t *testing.T) {
 	}
 	// The key: the finding series the investigation dashboard lists.
 	keyQ := fmt.Sprintf(`driftwatch_secret_missing_key{job="driftwatch",namespace=%q,secret=%q,key=%q,source="pod"} == 1`, ns, pageSecret, pageKey)
-	if got, err := ps.query(keyQ); err != nil || len(got) != 1 {
+	if got, err := ps.Query(keyQ); err != nil || len(got) != 1 {
 		t.Errorf("Prometheus %s: %v samples, err %v", keyQ, len(got), err)
 	}
 
@@ -208,7 +209,7 @@ func TestFullChain(t *testing.T) {
 	step("dashboard panels checked")
 
 	// ---- fix: add the key; the page resolves ------------------------------------------------
-	mark := hook.count()
+	mark := hook.Count()
 	fixed := time.Now().Truncate(time.Second) // Prometheus stamps whole milliseconds; be lenient
 	c.Apply(t, ns, `
 apiVersion: v1
@@ -218,7 +219,7 @@ stringData: {DB_USER: app-db-user-e2e, STRIPE_KEY: sk-e2e-fixed}
 `)
 	agent.WaitForNoSeries(t, "driftwatch_secret_missing_key", map[string]string{"namespace": ns, "secret": pageSecret}, waitFinding)
 	step("key added; the finding is gone from /metrics")
-	_, resolved := waitHook(t, ps, hook, mark, waitPage, "the resolved notification", func(m amMessage, a amAlert) bool {
+	_, resolved := ps.WaitHook(t, hook, mark, waitPage, "the resolved notification", func(m promstack.Message, a promstack.Alert) bool {
 		// EndsAt of a resolved alert is when Prometheus saw it resolved: a
 		// resolve from before the fix (a missed scrape) does not count.
 		return isPage(a) && a.Status == "resolved" && m.Status == "resolved" && !a.EndsAt.Before(fixed)
@@ -229,43 +230,28 @@ stringData: {DB_USER: app-db-user-e2e, STRIPE_KEY: sk-e2e-fixed}
 		fmt.Sprintf(`driftwatch_secret_missing_key{job="driftwatch",namespace=%q,secret=%q}`, ns, pageSecret),
 		fmt.Sprintf(`ALERTS{alertname=%q,namespace=%q,secret=%q}`, pageAlert, ns, pageSecret),
 	} {
-		if got, err := ps.query(q); err != nil || len(got) != 0 {
+		if got, err := ps.Query(q); err != nil || len(got) != 0 {
 			t.Errorf("after the fix, %s: %v (err %v)", q, got, err)
 		}
 	}
 	// The Argo CD API stand-in answered every call: no false API-down warning.
-	if _, a, ok := hook.find(0, func(m amMessage, a amAlert) bool { return a.Labels["alertname"] == "DriftwatchArgoCDAPIDown" }); ok {
+	if _, a, ok := hook.Find(0, func(m promstack.Message, a promstack.Alert) bool {
+		return a.Labels["alertname"] == "DriftwatchArgoCDAPIDown"
+	}); ok {
 		t.Errorf("DriftwatchArgoCDAPIDown notified although the Argo CD API answers: %v", a.Labels)
 	}
 	// The other pages of the scenario still fire (they were not fixed).
-	if _, _, ok := hook.find(0, func(m amMessage, a amAlert) bool {
+	if _, _, ok := hook.Find(0, func(m promstack.Message, a promstack.Alert) bool {
 		return a.Labels["alertname"] == "DriftwatchExternalSecretReadyButShort" && a.Labels["namespace"] == ns && a.Status == "firing"
 	}); !ok {
-		t.Errorf("no DriftwatchExternalSecretReadyButShort page for %s/short; notifications:\n%s", ns, hook.dump())
+		t.Errorf("no DriftwatchExternalSecretReadyButShort page for %s/short; notifications:\n%s", ns, hook.Dump())
 	}
 	step("done")
 }
 
-// waitHook waits for a notification received at index from or later.
-func waitHook(t *testing.T, ps *promStack, hook *webhook, from int, timeout time.Duration, what string, match func(amMessage, amAlert) bool) (amMessage, amAlert) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if m, a, ok := hook.find(from, match); ok {
-			return m, a
-		}
-		ps.alive(t)
-		if time.Now().After(deadline) {
-			alerts, _ := ps.query(`ALERTS`)
-			t.Fatalf("%s did not arrive within %s; notifications so far:\n%s\nPrometheus ALERTS: %v", what, timeout, hook.dump(), alerts)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
 // checkPanels runs every dashboard panel query against Prometheus until each
 // returns data (see allowNoData) or the deadline passes.
-func checkPanels(t *testing.T, ps *promStack, ns string) {
+func checkPanels(t *testing.T, ps *promstack.Stack, ns string) {
 	t.Helper()
 	targets := dashboardTargets(t)
 	if len(allowNoData) > maxAllowNoData {
@@ -285,7 +271,7 @@ func checkPanels(t *testing.T, ps *promStack, ns string) {
 	var problems []string
 	deadline := time.Now().Add(waitPanels)
 	for {
-		ps.alive(t)
+		ps.Alive(t)
 		results = map[string]result{}
 		problems = nil
 		for _, tg := range targets {
@@ -293,14 +279,14 @@ func checkPanels(t *testing.T, ps *promStack, ns string) {
 			if strings.Contains(q, "$") {
 				t.Fatalf("%s: a template variable is left after substitution: %s", tg.ID(), q)
 			}
-			got, err := ps.query(q)
+			got, err := ps.Query(q)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v\n    %s", tg.ID(), err, q))
 				continue
 			}
 			r := result{asWritten: len(got), strict: len(got)}
 			if sq := strict(q); sq != q {
-				sgot, err := ps.query(sq)
+				sgot, err := ps.Query(sq)
 				if err != nil {
 					problems = append(problems, fmt.Sprintf("%s (without the vector(0) fallback): %v\n    %s", tg.ID(), err, sq))
 					continue

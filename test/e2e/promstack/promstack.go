@@ -1,8 +1,20 @@
-package fullchain
+// Package promstack runs the real alerting chain next to an e2e stack:
+// Prometheus (scraping a driftwatch agent and evaluating the shipped
+// alerts/driftwatch.rules.yaml with every `for:` shortened) and Alertmanager
+// (posting every notification to a webhook served by the test). Both run as
+// processes of the cluster (cluster.StartProcess), on 127.0.0.1, with their
+// files inside the stack's folder.
+//
+//	hook := promstack.NewWebhook(t)
+//	ps := promstack.Start(t, c, agent.Addr, hook)
+//	ps.WaitHook(t, hook, 0, time.Minute, "the page", func(m promstack.Message, a promstack.Alert) bool { ... })
+package promstack
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,17 +29,22 @@ import (
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
-// shortFor is the `for` duration every shipped alert gets in this test. The
-// shipped durations (5m to 30m) are too long for a test run: the rule file is
-// copied to a temp dir with every `for:` replaced by this value. Everything
-// else (expressions, labels, annotations) is used as shipped.
-const shortFor = "5s"
+// ShortFor is the `for` duration every shipped alert gets. The shipped
+// durations (5m to 30m) are too long for a test run: the rule file is copied
+// with every `for:` replaced by this value. Everything else (expressions,
+// labels, annotations) is used as shipped.
+const ShortFor = "5s"
 
-var forLine = regexp.MustCompile(`(?m)^(\s*)for:\s*\S+\s*$`)
+const shortForSeconds = 5
 
-// shortenFor rewrites the shipped rule file into dir with every `for:` set to
-// shortFor and returns the copy's path.
-func shortenFor(t *testing.T, dir string) string {
+var (
+	forLine   = regexp.MustCompile(`(?m)^(\s*)for:\s*\S+\s*$`)
+	alertLine = regexp.MustCompile(`(?m)^\s*- alert:`)
+)
+
+// ShortenFor rewrites the shipped rule file into dir with every `for:` set to
+// ShortFor and returns the copy's path.
+func ShortenFor(t testing.TB, dir string) string {
 	t.Helper()
 	root, err := cluster.RepoRoot()
 	if err != nil {
@@ -37,12 +54,12 @@ func shortenFor(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alerts := regexp.MustCompile(`(?m)^\s*- alert:`).FindAll(b, -1)
+	alerts := alertLine.FindAll(b, -1)
 	fors := forLine.FindAll(b, -1)
 	if len(alerts) == 0 || len(fors) != len(alerts) {
 		t.Fatalf("alerts/driftwatch.rules.yaml: %d alerts but %d `for:` lines; the rewrite expects one per alert", len(alerts), len(fors))
 	}
-	out := forLine.ReplaceAll(b, []byte("${1}for: "+shortFor))
+	out := forLine.ReplaceAll(b, []byte("${1}for: "+ShortFor))
 	p := filepath.Join(dir, "driftwatch.rules.yaml")
 	if err := os.WriteFile(p, out, 0o644); err != nil {
 		t.Fatal(err)
@@ -52,16 +69,17 @@ func shortenFor(t *testing.T, dir string) string {
 
 // ---- webhook receiver ------------------------------------------------------
 
-// amMessage is Alertmanager's webhook payload (version 4).
-type amMessage struct {
+// Message is Alertmanager's webhook payload (version 4).
+type Message struct {
 	Status       string            `json:"status"`
 	Receiver     string            `json:"receiver"`
 	GroupLabels  map[string]string `json:"groupLabels"`
 	CommonLabels map[string]string `json:"commonLabels"`
-	Alerts       []amAlert         `json:"alerts"`
+	Alerts       []Alert           `json:"alerts"`
 }
 
-type amAlert struct {
+// Alert is one alert of a notification.
+type Alert struct {
 	Status      string            `json:"status"`
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
@@ -69,17 +87,19 @@ type amAlert struct {
 	EndsAt      time.Time         `json:"endsAt"`
 }
 
-// webhook records every notification Alertmanager posts.
-type webhook struct {
+// Webhook records every notification Alertmanager posts.
+type Webhook struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
-	msgs []amMessage
+	msgs []Message
+	at   []time.Time
 }
 
-func newWebhook(t *testing.T) *webhook {
-	w := &webhook{}
+// NewWebhook starts the receiver on 127.0.0.1; it stops when the test ends.
+func NewWebhook(t testing.TB) *Webhook {
+	w := &Webhook{}
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		var m amMessage
+		var m Message
 		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
 			t.Errorf("webhook: undecodable notification: %v", err)
 			http.Error(rw, err.Error(), http.StatusBadRequest)
@@ -87,6 +107,7 @@ func newWebhook(t *testing.T) *webhook {
 		}
 		w.mu.Lock()
 		w.msgs = append(w.msgs, m)
+		w.at = append(w.at, time.Now())
 		w.mu.Unlock()
 		rw.WriteHeader(http.StatusOK)
 	}))
@@ -94,33 +115,44 @@ func newWebhook(t *testing.T) *webhook {
 	return w
 }
 
-// count is the number of notifications received so far.
-func (w *webhook) count() int {
+// URL is the receiver's base URL (Alertmanager posts to URL/alerts).
+func (w *Webhook) URL() string { return w.srv.URL }
+
+// Count is the number of notifications received so far.
+func (w *Webhook) Count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.msgs)
 }
 
-// find returns the first alert in a notification received at index from or
-// later that matches.
-func (w *webhook) find(from int, match func(amMessage, amAlert) bool) (amMessage, amAlert, bool) {
+// Messages returns the notifications received at index from or later, with
+// the time each arrived.
+func (w *Webhook) Messages(from int) ([]Message, []time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, m := range w.msgs[min(from, len(w.msgs)):] {
+	from = min(from, len(w.msgs))
+	return append([]Message(nil), w.msgs[from:]...), append([]time.Time(nil), w.at[from:]...)
+}
+
+// Find returns the first alert in a notification received at index from or
+// later that matches.
+func (w *Webhook) Find(from int, match func(Message, Alert) bool) (Message, Alert, bool) {
+	msgs, _ := w.Messages(from)
+	for _, m := range msgs {
 		for _, a := range m.Alerts {
 			if match(m, a) {
 				return m, a, true
 			}
 		}
 	}
-	return amMessage{}, amAlert{}, false
+	return Message{}, Alert{}, false
 }
 
-func (w *webhook) dump() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// Dump lists every notification received, one line per alert.
+func (w *Webhook) Dump() string {
+	msgs, _ := w.Messages(0)
 	var b strings.Builder
-	for i, m := range w.msgs {
+	for i, m := range msgs {
 		for _, a := range m.Alerts {
 			fmt.Fprintf(&b, "  #%d %s (group %s): %s %v\n", i, m.Status, m.Receiver, a.Status, a.Labels)
 		}
@@ -133,17 +165,18 @@ func (w *webhook) dump() string {
 
 // ---- Prometheus and Alertmanager ---------------------------------------------
 
-type promStack struct {
+// Stack is a running Prometheus and Alertmanager.
+type Stack struct {
 	PromURL, AMURL string
-	prom, am       *proc
+	prom, am       *cluster.Process
 }
 
-// startPromStack starts Alertmanager (routing everything to hook, resolved
+// Start starts Alertmanager (routing everything to hook, resolved
 // notifications included, one group per alertname/namespace/secret) and
-// Prometheus (scraping the agent at agentAddr as job "driftwatch" every second,
-// evaluating the shipped rules with short `for` every second, sending to that
-// Alertmanager).
-func startPromStack(t *testing.T, agentAddr string, hook *webhook) *promStack {
+// Prometheus (scraping the agent at agentAddr as job "driftwatch" every
+// second, evaluating the shipped rules with ShortFor every second, sending to
+// that Alertmanager). Both stop when the test ends.
+func Start(t testing.TB, c *cluster.Cluster, agentAddr string, hook *Webhook) *Stack {
 	t.Helper()
 	promBin, err := cluster.Tool("prometheus")
 	if err != nil {
@@ -153,9 +186,12 @@ func startPromStack(t *testing.T, agentAddr string, hook *webhook) *promStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	ports := freePorts(t, 2)
-	s := &promStack{
+	dir := c.TempDir(t, "promstack")
+	ports, err := cluster.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Stack{
 		PromURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
 		AMURL:   fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
 	}
@@ -174,13 +210,13 @@ receivers:
     webhook_configs:
       - url: %s/alerts
         send_resolved: true
-`, hook.srv.URL))
+`, hook.URL()))
 	for _, d := range []string{"am-data", "prom-data"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.am = startProc(t, dir, "alertmanager", amBin,
+	s.am = c.StartProcess(t, "alertmanager", amBin, nil,
 		"--config.file="+amCfg,
 		"--storage.path="+filepath.Join(dir, "am-data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", ports[1]),
@@ -188,9 +224,9 @@ receivers:
 		"--cluster.listen-address=",
 		"--log.level=debug",
 	)
-	s.am.waitHTTP(t, s.AMURL+"/-/ready", 2*time.Minute)
+	s.am.WaitHTTP(t, s.AMURL+"/-/ready", 2*time.Minute)
 
-	rules := shortenFor(t, dir)
+	rules := ShortenFor(t, dir)
 	promCfg := filepath.Join(dir, "prometheus.yml")
 	write(t, promCfg, fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -207,14 +243,14 @@ scrape_configs:
     static_configs:
       - targets: ['%s']
 `, rules, ports[1], agentAddr))
-	s.prom = startProc(t, dir, "prometheus", promBin,
+	s.prom = c.StartProcess(t, "prometheus", promBin, nil,
 		"--config.file="+promCfg,
 		"--storage.tsdb.path="+filepath.Join(dir, "prom-data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", ports[0]),
 		"--rules.alert.resend-delay=1s",
 		"--log.level=debug",
 	)
-	s.prom.waitHTTP(t, s.PromURL+"/-/ready", 2*time.Minute)
+	s.prom.WaitHTTP(t, s.PromURL+"/-/ready", 2*time.Minute)
 	s.checkRules(t, rules)
 	return s
 }
@@ -222,14 +258,14 @@ scrape_configs:
 // checkRules verifies that Prometheus loaded every alert of the rule file with
 // the short `for` (Prometheus 2.x keeps running with no rules when the file
 // does not load).
-func (s *promStack) checkRules(t *testing.T, rulesFile string) {
+func (s *Stack) checkRules(t testing.TB, rulesFile string) {
 	t.Helper()
 	b, err := os.ReadFile(rulesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := len(regexp.MustCompile(`(?m)^\s*- alert:`).FindAll(b, -1))
-	code, body, err := httpGet(s.PromURL + "/api/v1/rules?type=alert")
+	want := len(alertLine.FindAll(b, -1))
+	code, body, err := HTTPGet(s.PromURL + "/api/v1/rules?type=alert")
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("GET /api/v1/rules: %d %v", code, err)
 	}
@@ -251,8 +287,8 @@ func (s *promStack) checkRules(t *testing.T, rulesFile string) {
 	for _, g := range resp.Data.Groups {
 		for _, r := range g.Rules {
 			got++
-			if r.Duration != 5 {
-				t.Errorf("Prometheus loaded alert %s with for %gs, want %s", r.Name, r.Duration, shortFor)
+			if r.Duration != shortForSeconds {
+				t.Errorf("Prometheus loaded alert %s with for %gs, want %s", r.Name, r.Duration, ShortFor)
 			}
 			if r.Health == "err" {
 				t.Errorf("Prometheus reports alert %s unhealthy", r.Name)
@@ -260,27 +296,27 @@ func (s *promStack) checkRules(t *testing.T, rulesFile string) {
 		}
 	}
 	if got != want {
-		t.Fatalf("Prometheus loaded %d alerting rules, the rule file has %d; log:\n%s", got, want, tail(s.prom.logPath, 40))
+		t.Fatalf("Prometheus loaded %d alerting rules, the rule file has %d; log:\n%s", got, want, s.prom.Tail(40))
 	}
 }
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// promSample is one element of an instant query's result.
-type promSample struct {
+// Sample is one element of an instant query's result.
+type Sample struct {
 	Metric map[string]string `json:"metric"`
 	Value  [2]any            `json:"value"`
 }
 
-// query runs an instant query and returns its samples (a scalar or string
+// Query runs an instant query and returns its samples (a scalar or string
 // result is one sample without labels).
-func (s *promStack) query(q string) ([]promSample, error) {
-	code, body, err := httpGet(s.PromURL + "/api/v1/query?query=" + url.QueryEscape(q))
+func (s *Stack) Query(q string) ([]Sample, error) {
+	code, body, err := HTTPGet(s.PromURL + "/api/v1/query?query=" + url.QueryEscape(q))
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +341,7 @@ func (s *promStack) query(q string) ([]promSample, error) {
 	}
 	switch data.ResultType {
 	case "vector", "matrix":
-		var out []promSample
+		var out []Sample
 		if err := json.Unmarshal(data.Result, &out); err != nil {
 			return nil, err
 		}
@@ -315,15 +351,53 @@ func (s *promStack) query(q string) ([]promSample, error) {
 		if err := json.Unmarshal(data.Result, &v); err != nil {
 			return nil, err
 		}
-		return []promSample{{Value: v}}, nil
+		return []Sample{{Value: v}}, nil
 	}
 }
 
-func (s *promStack) alive(t *testing.T) {
+// Alive fails the test if Prometheus or Alertmanager has exited.
+func (s *Stack) Alive(t testing.TB) {
 	t.Helper()
-	for _, p := range []*proc{s.prom, s.am} {
-		if p.exited() {
-			t.Fatalf("%s exited (%v); log:\n%s", p.name, p.err, tail(p.logPath, 60))
+	for _, p := range []*cluster.Process{s.prom, s.am} {
+		if gone, err := p.Exited(); gone {
+			t.Fatalf("%s exited (%v); log:\n%s", p.Name, err, p.Tail(60))
 		}
 	}
+}
+
+// WaitHook waits for a notification received at index from or later that
+// matches, failing the test after timeout.
+func (s *Stack) WaitHook(t testing.TB, hook *Webhook, from int, timeout time.Duration, what string, match func(Message, Alert) bool) (Message, Alert) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if m, a, ok := hook.Find(from, match); ok {
+			return m, a
+		}
+		s.Alive(t)
+		if time.Now().After(deadline) {
+			alerts, _ := s.Query(`ALERTS`)
+			t.Fatalf("%s did not arrive within %s; notifications so far:\n%s\nPrometheus ALERTS: %v", what, timeout, hook.Dump(), alerts)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+var httpClient = &http.Client{Timeout: 20 * time.Second}
+
+// HTTPGet fetches url and returns status code and body.
+func HTTPGet(url string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
 }
