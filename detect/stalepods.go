@@ -143,7 +143,7 @@ func StalePods(v model.View, avail model.Availability) StalePodsResult {
 				t, src := LastDataChange(h, sec)
 				changes[sr] = DataChange{Namespace: sr.Namespace, Secret: sr.Name, Time: t, Source: src}
 			}
-			changed, src := useChange(h, sec, u.Key)
+			changed, src := useChange(h, sec, u.Key, started)
 			if changed.IsZero() || !changed.After(started) {
 				continue
 			}
@@ -276,17 +276,28 @@ func managedFieldsChange(h *model.History, s *model.Secret) (time.Time, ChangeSo
 }
 
 // useChange is the data change that matters to a use of key (or of the whole
-// Secret when key is ""): the key's own observed change when the history can tell,
-// else the Secret's.
-func useChange(h *model.History, s *model.Secret, key string) (time.Time, ChangeSource) {
+// Secret when key is "") by a container started at started: the key's own
+// observed change when the history can tell (none when the key holds again the
+// value it held at the start: removed and restored, flipped back), else the
+// Secret's.
+func useChange(h *model.History, s *model.Secret, key string, started time.Time) (time.Time, ChangeSource) {
 	if key == "" || h == nil {
 		return LastDataChange(h, s)
 	}
-	t, known := h.KeyLastChange(ref(s.Namespace, s.Name), key)
+	r := ref(s.Namespace, s.Name)
+	t, known := h.KeyLastChange(r, key)
 	if !known {
 		return LastDataChange(h, s)
 	}
 	if !t.IsZero() {
+		if !started.IsZero() {
+			if changed, at, ok := h.KeyValueChangedSince(r, key, started); ok {
+				if !changed {
+					return time.Time{}, "" // the same value as at the start
+				}
+				return at, ChangeObserved
+			}
+		}
 		return t, ChangeObserved
 	}
 	return managedFieldsChange(h, s)

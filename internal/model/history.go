@@ -363,6 +363,42 @@ func (h *History) KeyLastChange(r Ref, k string) (t time.Time, known bool) {
 	return time.Time{}, !sh.untracked
 }
 
+// KeyValueChangedSince says whether key k of Secret r holds, as observed, another
+// value than it held at time t (a value, or its absence), and when it last
+// changed. known is false when the history cannot tell: no change of the key was
+// observed (use KeyLastChange), or its entries from before t were dropped.
+// A key removed and re-added with its value, or a value that flipped back, is
+// the same as at t: a container started then still holds the current value.
+func (h *History) KeyValueChangedSince(r Ref, k string, t time.Time) (changed bool, at time.Time, known bool) {
+	sh := h.secrets[r]
+	if sh == nil {
+		return false, time.Time{}, false
+	}
+	entries := sh.keys[k]
+	if len(entries) == 0 {
+		return false, time.Time{}, false
+	}
+	cur := entries[len(entries)-1]
+	// entries[0] is the value from before the first observed change when it was
+	// recorded together with the first change (same time); then it covers
+	// every earlier time.
+	var then Fingerprint
+	found := false
+	for i := len(entries) - 1; i >= 0; i-- {
+		if !entries[i].at.After(t) {
+			then, found = entries[i].fp, true
+			break
+		}
+	}
+	if !found {
+		if len(entries) < 2 || !entries[0].at.Equal(entries[1].at) {
+			return false, time.Time{}, false // the value at t was dropped
+		}
+		then = entries[0].fp
+	}
+	return then != cur.fp, cur.at, true
+}
+
 // PinnedDataWrite is the managedFields-derived estimate of r's last data change as
 // it stood before the first observed data change or metadata-only edit by a data
 // owner; ok is false when neither was seen and the live managedFields still hold.

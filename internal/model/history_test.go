@@ -370,3 +370,31 @@ func TestHistoryBusyWriterKeepsRareWriter(t *testing.T) {
 		t.Errorf("%d writer entries, want 2", n)
 	}
 }
+
+func TestHistoryKeyValueChangedSince(t *testing.T) {
+	h := NewHistory(HistoryOptions{})
+	run(h, []step{
+		{0, rec("u", map[string]string{"a": "A", "p": "P1"})},
+		{time.Minute, rec("u", map[string]string{"a": "A"})},                // p removed
+		{2 * time.Minute, rec("u", map[string]string{"a": "A", "p": "P1"})}, // p restored, same value
+		{3 * time.Minute, rec("u", map[string]string{"a": "B", "p": "P1"})},
+		{4 * time.Minute, rec("u", map[string]string{"a": "A", "p": "P1"})}, // a flipped back
+	})
+	for _, c := range []struct {
+		key     string
+		at      time.Duration
+		changed bool
+		known   bool
+	}{
+		{"p", -time.Hour, false, true},       // started before: holds P1, as now
+		{"p", 90 * time.Second, true, true},  // started while p was absent
+		{"a", -time.Hour, false, true},       // A then, A now
+		{"a", 210 * time.Second, true, true}, // started on B
+		{"never", -time.Hour, false, false},  // no change observed: the caller asks KeyLastChange
+	} {
+		changed, _, known := h.KeyValueChangedSince(refS, c.key, t0.Add(c.at))
+		if changed != c.changed || known != c.known {
+			t.Errorf("%s at %v: changed %v known %v, want %v %v", c.key, c.at, changed, known, c.changed, c.known)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -44,10 +45,10 @@ func (p page) String() string { return p.Alert + " " + p.Object }
 // `severity: critical` in alerts/driftwatch.rules.yaml select them (the
 // consumer joins included), with the series that make each.
 //
-// TODO(issue 14, severity catalog): replace this by the severity each finding
-// family declares next to its metric in collectors/ once that lands. Until
-// then this is the one place that says what pages; the real Prometheus →
-// Alertmanager chain in TestCorpus is the primary oracle.
+// A series is page-grade only when its family's catalog declaration
+// (collectors.Catalog: the severity declared once, next to the metric) makes it
+// critical; the consumer joins of the two consumer pages are the rules'. The
+// real Prometheus → Alertmanager chain in TestCorpus is the primary oracle.
 func pageGrade(series []cluster.Series) map[page][]cluster.Series {
 	out := map[page][]cluster.Series{}
 	type nsSecret struct{ ns, secret string }
@@ -74,6 +75,9 @@ func pageGrade(series []cluster.Series) map[page][]cluster.Series {
 	missingFromPod := sourcePod("driftwatch_secret_missing_keys")
 	absentFromPod := sourcePod("driftwatch_secret_absent")
 	for _, s := range series {
+		if !critical(s) {
+			continue
+		}
 		ns := s.Labels["namespace"]
 		k := nsSecret{ns, s.Labels["secret"]}
 		var p page
@@ -88,7 +92,7 @@ func pageGrade(series []cluster.Series) map[page][]cluster.Series {
 			p = page{"DriftwatchSecretFlapping", ns + "/" + k.secret}
 		case s.Name == "driftwatch_last_applied_truncated" && s.Value > 0:
 			p = page{"DriftwatchLastAppliedTruncated", s.Labels["kind"] + " " + ns + "/" + s.Labels["name"]}
-		case s.Name == "driftwatch_argocd_ignore_list_trap" && s.Value > 0 && s.Labels["respect_ignore_differences"] == "true":
+		case s.Name == "driftwatch_argocd_ignore_list_trap" && s.Value > 0:
 			p = page{"DriftwatchArgoCDIgnoreListTrap", ns + "/" + s.Labels["application"]}
 		default:
 			continue
@@ -111,6 +115,12 @@ func pageGrade(series []cluster.Series) map[page][]cluster.Series {
 	return out
 }
 
+// critical reports whether a series' family declares it critical (a page).
+func critical(s cluster.Series) bool {
+	f, ok := collectors.Lookup(s.Name)
+	return ok && f.Kind == collectors.KindFinding && f.SeverityOf(s.Labels) == collectors.SevCritical
+}
+
 // TestPageGradeFollowsTheCriticalRules checks the classifier on hand-made
 // scrapes, so the corpus test's "no page" cannot pass because the classifier
 // sees nothing.
@@ -128,14 +138,14 @@ func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
 		want   []string
 	}{
 		{"missing keys from an ExternalSecret, nobody consumes: no page",
-			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "externalsecret")}, nil},
+			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "externalsecret", "optional", "false")}, nil},
 		{"missing keys, a running reader: page",
 			[]cluster.Series{
-				s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "externalsecret"),
+				s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "externalsecret", "optional", "false"),
 				s("driftwatch_secret_short_consumer_pods", 2, "namespace", "a", "secret", "s", "workload_kind", "Deployment", "workload", "w"),
 			}, []string{"DriftwatchSecretMissingKeyConsumed a/s"}},
 		{"missing keys a pod expects: page",
-			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod")},
+			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod", "optional", "false")},
 			[]string{"DriftwatchSecretMissingKeyConsumed a/s"}},
 		{"absent, expected by a pod: page",
 			[]cluster.Series{s("driftwatch_secret_absent", 1, "namespace", "a", "secret", "s", "source", "pod")},
@@ -151,9 +161,14 @@ func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
 		{"flapping: page",
 			[]cluster.Series{s("driftwatch_secret_flapping", 2, "namespace", "a", "secret", "s", "writers", "x,y")},
 			[]string{"DriftwatchSecretFlapping a/s"}},
-		{"last-applied truncated: page",
-			[]cluster.Series{s("driftwatch_last_applied_truncated", 1, "namespace", "a", "kind", "Secret", "name", "s", "cause", "c")},
-			[]string{"DriftwatchLastAppliedTruncated Secret a/s"}},
+		{"last-applied truncated: truncated_patch pages, the other causes warn",
+			[]cluster.Series{
+				s("driftwatch_last_applied_truncated", 1, "namespace", "a", "kind", "ExternalSecret", "name", "e", "cause", "truncated_patch"),
+				s("driftwatch_last_applied_truncated", 1, "namespace", "a", "kind", "Secret", "name", "s", "cause", "live_shorter"),
+			},
+			[]string{"DriftwatchLastAppliedTruncated ExternalSecret a/e"}},
+		{"a missing key only optional references name: warns",
+			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod", "optional", "true")}, nil},
 		{"ignore-list trap, respected: page; latent: warning",
 			[]cluster.Series{
 				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "x", "respect_ignore_differences", "true"),
