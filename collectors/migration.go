@@ -49,13 +49,14 @@ var (
 		Severity: SevWarning,
 	})
 	descLastAppliedData = declare(Family{
-		Name:     "driftwatch_secret_last_applied_data",
-		Help:     "1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
-		Labels:   []string{"namespace", "secret", "stale"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
-		Class:    "Adoption safety",
-		Severity: SevWarning,
+		Name:       "driftwatch_secret_last_applied_data",
+		Help:       "1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
+		Labels:     []string{"namespace", "secret", "stale"},
+		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Class:      "Adoption safety",
+		Severity:   SevInfo,
+		SeverityBy: &SeverityBy{Label: "stale", Values: map[string]Severity{"true": SevWarning}},
 	})
 	descIdentityMissing = declare(Family{
 		Name:     "driftwatch_serviceaccount_workload_identity_missing",
