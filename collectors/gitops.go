@@ -13,11 +13,11 @@ var (
 		"Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
 		"namespace", "kind", "name", "cause")
 	descArgoIgnoreListTrap = newDesc("driftwatch_argocd_ignore_list_trap",
-		"1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.",
-		"namespace", "application", "group", "kind", "path", "respect_ignore_differences")
+		"1 for each Argo CD ignoreDifferences path (or managedFieldsManagers entry) that keeps list entries added in Git from shipping to a managed object: effect rebuilds_list (every sync rebuilds the list from live), rebuilds_list_if_present (only when live has the ignored field), hides_new_entries (no RespectIgnoreDifferences: new entries do not make the Application OutOfSync).",
+		"namespace", "application", "group", "kind", "path", "respect_ignore_differences", "effect")
 	descArgoNotConverging = newDesc("driftwatch_argocd_not_converging",
-		"Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).",
-		"namespace", "application")
+		"Seconds an Argo CD Application has stayed OutOfSync at the revision its last sync operation applied with phase Succeeded (reported above the threshold); automated says whether Argo CD syncs it by itself.",
+		"namespace", "application", "automated")
 )
 
 // DefaultNotConvergingThreshold is how long an Application may stay OutOfSync after
@@ -61,12 +61,16 @@ func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.T
 		if t.RespectIgnoreDifferences {
 			respect = "true"
 		}
-		e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect)
+		e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect, string(t.Effect))
 	}
 }
 
 func emitArgoNotConverging(e *emitter, v model.View, a model.Availability, now time.Time) {
 	for _, n := range detect.NotConvergingApps(v, a, now, NotConvergingThreshold()) {
-		e.gauge(descArgoNotConverging, n.Seconds, n.Namespace, n.Application)
+		automated := "false"
+		if n.Automated {
+			automated = "true"
+		}
+		e.gauge(descArgoNotConverging, n.Seconds, n.Namespace, n.Application, automated)
 	}
 }

@@ -548,6 +548,8 @@ status:
   - {group: external-secrets.io, version: v1, kind: ExternalSecret, namespace: `+ns+`, name: rotated, status: OutOfSync}
   operationState:
     operation: {sync: {revision: 4f1c2a9}}
+    # the sync applied the revision status.sync still compares: not behind, stuck
+    syncResult: {revision: 4f1c2a9}
     phase: Succeeded
     startedAt: "`+finished.Add(-30*time.Second).Format(time.RFC3339)+`"
     finishedAt: "`+finished.Format(time.RFC3339)+`"
