@@ -37,7 +37,10 @@ import (
 //     remoteRef.conversionStrategy): every sync rebuilds the list from live.
 //   - EffectRebuildsListIfPresent: only when live has the (optional) field, or,
 //     for managedFieldsManagers, when that manager owns fields in a list; live
-//     values are not something driftwatch reads.
+//     values are not something driftwatch reads. Such a trap is raised to
+//     EffectRebuildsList once it is seen biting: the Application is OutOfSync at
+//     the revision its last sync applied with phase Succeeded, and a managed
+//     object the entry matches is itself OutOfSync.
 //   - EffectHidesNewEntries: without RespectIgnoreDifferences the sync applies
 //     Git as it is, so only a path that ignores whole elements (or the whole list)
 //     matters: entries added in Git leave the diff unchanged, the Application
@@ -175,14 +178,20 @@ func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 		}
 		type key struct{ group, kind, path string }
 		seen := map[key]int{}
+		// The sync to the compared revision succeeded, yet the Application is
+		// OutOfSync: what a bitten trap looks like.
+		stuck := app.SyncStatus == "OutOfSync" && app.OperationPhase == "Succeeded" && sameRevision(app)
 		for _, d := range app.IgnoreDifferences {
-			kinds := managedKinds(app, d)
+			kinds, outOfSync := managedKinds(app, d)
 			if len(kinds) == 0 {
 				continue
 			}
 			add := func(label string, effect TrapEffect) {
 				if effect == "" {
 					return
+				}
+				if effect == EffectRebuildsListIfPresent && stuck && outOfSync {
+					effect = EffectRebuildsList
 				}
 				if len(label) > maxPathLabel {
 					label = label[:maxPathLabel] + "…"
@@ -246,20 +255,23 @@ func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 
 // managedKinds returns the distinct group/kinds of the Application's non-hook
 // managed resources (status.resources) that an ignoreDifferences entry matches,
-// as Argo CD matches them (group and kind globs, name and namespace if set).
-func managedKinds(app *model.ArgoApp, d model.IgnoreDifference) [][2]string {
-	var out [][2]string
+// as Argo CD matches them (group and kind globs, name and namespace if set), and
+// whether any of those resources is OutOfSync.
+func managedKinds(app *model.ArgoApp, d model.IgnoreDifference) (kinds [][2]string, outOfSync bool) {
 	for _, r := range app.Resources {
 		if r.Hook || !globMatch(d.Group, r.Group) || !globMatch(d.Kind, r.Kind) ||
 			(d.Name != "" && d.Name != r.Name) || (d.Namespace != "" && d.Namespace != r.Namespace) {
 			continue
 		}
+		if r.Status == "OutOfSync" {
+			outOfSync = true
+		}
 		gk := [2]string{r.Group, r.Kind}
-		if !slices.Contains(out, gk) {
-			out = append(out, gk)
+		if !slices.Contains(kinds, gk) {
+			kinds = append(kinds, gk)
 		}
 	}
-	return out
+	return kinds, outOfSync
 }
 
 // globMatch matches like Argo CD's glob.Match (github.com/gobwas/glob): "*"

@@ -60,6 +60,21 @@ func TestIgnoreListTraps(t *testing.T) {
 		// compare a value is not exported.
 		manages(gtApp("argocd", "glob", true, gtIgnore("*", "*", nil, []string{`.spec.data[] | select(.secretKey == "c2VjcmV0")`})),
 			esG, esK, "", "Secret"),
+		// An optional field seen biting: the sync to the compared revision
+		// succeeded, the Application and the ExternalSecret stay OutOfSync.
+		func() *model.ArgoApp {
+			a := es(gtApp("argocd", "bitten", true, gtIgnore(esG, esK, nil, []string{".spec.data[].remoteRef.version"})))
+			a.SyncStatus, a.OperationPhase, a.SyncRevision, a.OperationRevision = "OutOfSync", "Succeeded", "r2", "r2"
+			a.Resources[0].Status = "OutOfSync"
+			return a
+		}(),
+		// ... but not while the Application is behind (the sync has not run).
+		func() *model.ArgoApp {
+			a := es(gtApp("argocd", "behind", true, gtIgnore(esG, esK, nil, []string{".spec.data[].remoteRef.version"})))
+			a.SyncStatus, a.OperationPhase, a.SyncRevision, a.OperationRevision = "OutOfSync", "Succeeded", "r3", "r2"
+			a.Resources[0].Status = "OutOfSync"
+			return a
+		}(),
 		// Nothing managed that the entry matches: no finding.
 		gtApp("argocd", "unmanaged", true, gtIgnore(esG, esK, []string{"/spec/data/0/remoteRef"}, nil)),
 		manages(gtApp("argocd", "othername", true, model.IgnoreDifference{Group: esG, Kind: esK, Name: "other",
@@ -72,6 +87,8 @@ func TestIgnoreListTraps(t *testing.T) {
 	var errs []IgnorePathError
 	f.store().Read(func(v model.View) { got = IgnoreListTraps(v, gtAll()); errs = IgnorePathErrors(v, gtAll()) })
 	want := []Trap{
+		{"argocd", "behind", esG, esK, ".spec.data[].remoteRef.version", true, EffectRebuildsListIfPresent},
+		{"argocd", "bitten", esG, esK, ".spec.data[].remoteRef.version", true, EffectRebuildsList},
 		{"argocd", "deploy", "apps", "Deployment", "/spec/template/spec/containers/0/args/0", true, EffectRebuildsList},
 		{"argocd", "glob", "*", "*", `.spec.data[] | select(…)`, true, EffectRebuildsListIfPresent},
 		{"argocd", "norespect", esG, esK, "/spec/data", false, EffectHidesNewEntries},
