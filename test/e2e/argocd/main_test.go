@@ -212,7 +212,7 @@ func secretKeys(obj map[string]any) []string {
 // waitSecretKeys waits until Secret ns/name exists with exactly keys (ESO wrote it).
 func waitSecretKeys(t *testing.T, c *cluster.Cluster, ns, name string, keys ...string) {
 	t.Helper()
-	slices.Sort(keys)
+	keys = slices.Sorted(slices.Values(keys))
 	deadline := time.Now().Add(waitArgo)
 	var got []string
 	for time.Now().Before(deadline) {
