@@ -154,6 +154,12 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 		if !slices.Equal(applied, two) {
 			t.Fatalf("%s: last-applied spec.data %v, want live's %v", app, applied, two)
 		}
+		for _, r := range s.SyncResult {
+			if r["kind"] == "ExternalSecret" {
+				t.Logf("%s: syncResult.resources ExternalSecret: status=%v message=%q", app, r["status"], r["message"])
+			}
+		}
+		t.Logf("%s: live spec.data %v, last-applied spec.data %v", app, live, applied)
 		var esStatus string
 		for _, r := range s.Resources {
 			if r["kind"] == "ExternalSecret" {
@@ -198,6 +204,13 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 		expectStaysAbsent(t, a, "driftwatch_argocd_ignore_list_trap", map[string]string{"application": name(app), "effect": "rebuilds_list"}, 2*time.Second)
 	}
 	expectStaysAbsent(t, a, "driftwatch_secret_missing_key", map[string]string{"namespace": ns, "secret": "absent"}, 2*time.Second)
+	all, err := a.Scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cluster.Find(all, "driftwatch_secret_missing_key", map[string]string{"namespace": ns}) {
+		t.Logf("driftwatch: %s", s)
+	}
 	for _, app := range []string{"pointer", "jq", "absent", "hidden"} {
 		for _, s := range appSeries(t, a, "driftwatch_argocd_ignore_list_trap", name(app)) {
 			t.Logf("driftwatch: %s", s)
