@@ -208,7 +208,7 @@ spec:
 	}
 	redisAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	repoAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	loopback := func(port int) string { return fmt.Sprintf("--metrics-port=%d", port) }
+	metricsPort := func(port int) string { return fmt.Sprintf("--metrics-port=%d", port) }
 	tmp := filepath.Join(a.dir, "tmp")
 	common := []string{
 		"TMPDIR=" + tmp, // repo clones and manifest caches
@@ -235,7 +235,7 @@ spec:
 	a.repoServer = &process{
 		name: "argocd-repo-server", path: bins[ArgoCDRepoServerBin], logPath: filepath.Join(c.LogDir, "argocd-repo-server.log"),
 		args: []string{"--disable-tls", "--redis", redisAddr, "--address", "127.0.0.1", fmt.Sprintf("--port=%d", ports[1]),
-			"--metrics-address", "127.0.0.1", loopback(repoMetrics), "--loglevel", "info"},
+			"--metrics-address", "127.0.0.1", metricsPort(repoMetrics), "--loglevel", "info"},
 		env: common,
 	}
 	if err := a.repoServer.start(); err != nil {
@@ -255,7 +255,7 @@ spec:
 			"--repo-server", repoAddr, "--repo-server-plaintext", "--redis", redisAddr,
 			// Reconcile every 10 s instead of 180 s; a test still annotates
 			// refresh=hard after a commit (as a Git webhook would).
-			"--app-resync", "10", loopback(ctrlMetrics), "--loglevel", "debug"},
+			"--app-resync", "10", metricsPort(ctrlMetrics), "--loglevel", "debug"},
 		// ARGOCD_FAKE_IN_CLUSTER: the in-cluster destination
 		// (https://kubernetes.default.svc) uses the kubeconfig.
 		env: append([]string{"ARGOCD_FAKE_IN_CLUSTER=true", "KUBECONFIG=" + controllerKC}, common...),
@@ -275,7 +275,7 @@ spec:
 				"--staticassets", filepath.Join(a.dir, "static"),
 				"--repo-server", repoAddr, "--repo-server-plaintext", "--redis", redisAddr,
 				"--address", "127.0.0.1", fmt.Sprintf("--port=%d", ports[4]),
-				"--metrics-address", "127.0.0.1", loopback(ports[5]), "--loglevel", "info"},
+				"--metrics-address", "127.0.0.1", metricsPort(ports[5]), "--loglevel", "info"},
 			env: append([]string{"ARGOCD_FAKE_IN_CLUSTER=true", "KUBECONFIG=" + serverKC}, common...),
 		}
 		if err := a.server.start(); err != nil {
