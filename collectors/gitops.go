@@ -20,19 +20,22 @@ var (
 		SeverityBy: &SeverityBy{Label: "cause", Values: map[string]Severity{detect.CauseTruncatedPatch: SevCritical}},
 	})
 	descArgoIgnoreListTrap = declare(Family{
-		Name:       "driftwatch_argocd_ignore_list_trap",
-		Help:       "1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.",
-		Labels:     []string{"namespace", "application", "group", "kind", "path", "respect_ignore_differences"},
+		Name: "driftwatch_argocd_ignore_list_trap",
+		Help: "1 for each Argo CD ignoreDifferences path (or managedFieldsManagers entry) that keeps list entries added in Git from shipping to a managed object: " +
+			"effect rebuilds_list (every sync rebuilds the list from live), rebuilds_list_if_present (only when live has the ignored field), " +
+			"hides_new_entries (no RespectIgnoreDifferences: new entries do not make the Application OutOfSync).",
+		Labels:     []string{"namespace", "application", "group", "kind", "path", "respect_ignore_differences", "effect"},
 		Kind:       KindFinding,
 		Object:     &ObjectRef{Kind: "Application", NameLabel: "application"},
 		Class:      "Argo CD ignore-list trap",
 		Severity:   SevWarning,
-		SeverityBy: &SeverityBy{Label: "respect_ignore_differences", Values: map[string]Severity{"true": SevCritical}},
+		SeverityBy: &SeverityBy{Label: "effect", Values: map[string]Severity{"rebuilds_list": SevCritical}},
 	})
 	descArgoNotConverging = declare(Family{
-		Name:     "driftwatch_argocd_not_converging",
-		Help:     "Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).",
-		Labels:   []string{"namespace", "application"},
+		Name: "driftwatch_argocd_not_converging",
+		Help: "Seconds an Argo CD Application has stayed OutOfSync at the revision its last sync operation applied with phase Succeeded " +
+			"(reported above the threshold); automated says whether Argo CD syncs it by itself.",
+		Labels:   []string{"namespace", "application", "automated"},
 		Kind:     KindFinding,
 		Object:   &ObjectRef{Kind: "Application", NameLabel: "application"},
 		Class:    "Argo CD not converging",
@@ -81,12 +84,16 @@ func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.T
 		if t.RespectIgnoreDifferences {
 			respect = "true"
 		}
-		e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect)
+		e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect, string(t.Effect))
 	}
 }
 
 func emitArgoNotConverging(e *emitter, v model.View, a model.Availability, now time.Time) {
 	for _, n := range detect.NotConvergingApps(v, a, now, NotConvergingThreshold()) {
-		e.gauge(descArgoNotConverging, n.Seconds, n.Namespace, n.Application)
+		automated := "false"
+		if n.Automated {
+			automated = "true"
+		}
+		e.gauge(descArgoNotConverging, n.Seconds, n.Namespace, n.Application, automated)
 	}
 }

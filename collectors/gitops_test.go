@@ -19,13 +19,17 @@ func gitopsStore(now time.Time) *model.Store {
 		LastApplied: &model.LastApplied{Kind: "Secret", DataKeys: []string{"a", "c"}, HoldsList: true}}, now)
 	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "trap"), RespectIgnoreDifferences: true, SyncStatus: "Synced",
 		IgnoreDifferences: []model.IgnoreDifference{{Group: "external-secrets.io", Kind: "ExternalSecret",
-			JSONPointers: []string{"/spec/data/0/remoteRef"}, JQPathExpressions: []string{".spec.data[]"}}}})
+			JSONPointers: []string{"/spec/data/0/remoteRef"}, JQPathExpressions: []string{".spec.data[]"}}},
+		Resources: []model.ArgoResource{{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "gitops", Name: "keys"}}})
 	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "healthy"), SyncStatus: "Synced",
 		IgnoreDifferences: []model.IgnoreDifference{{Kind: "ConfigMap", JSONPointers: []string{"/metadata/annotations/foo"}}}})
 	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "stuck"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
-		OperationFinishedAt: now.Add(-20 * time.Minute)})
+		OperationFinishedAt: now.Add(-20 * time.Minute), Automated: true, SyncRevision: "r2", OperationRevision: "r2"})
 	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "settling"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
-		OperationFinishedAt: now.Add(-5 * time.Minute)})
+		OperationFinishedAt: now.Add(-5 * time.Minute), SyncRevision: "r2", OperationRevision: "r2"})
+	// A manual Application behind a newer commit: not converging is not its problem.
+	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "behind"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
+		OperationFinishedAt: now.Add(-time.Hour), SyncRevision: "r3", OperationRevision: "r2"})
 	return s
 }
 
@@ -34,13 +38,13 @@ const gitopsWant = `
 # TYPE driftwatch_last_applied_truncated gauge
 driftwatch_last_applied_truncated{cause="live_shorter",kind="Secret",name="plain",namespace="gitops"} 1
 driftwatch_last_applied_truncated{cause="live_shorter",kind="ExternalSecret",name="keys",namespace="gitops"} 1
-# HELP driftwatch_argocd_ignore_list_trap 1 for each Argo CD ignoreDifferences path that reaches into list elements (or ignores a whole known list): entries added in Git may never ship.
+# HELP driftwatch_argocd_ignore_list_trap 1 for each Argo CD ignoreDifferences path (or managedFieldsManagers entry) that keeps list entries added in Git from shipping to a managed object: effect rebuilds_list (every sync rebuilds the list from live), rebuilds_list_if_present (only when live has the ignored field), hides_new_entries (no RespectIgnoreDifferences: new entries do not make the Application OutOfSync).
 # TYPE driftwatch_argocd_ignore_list_trap gauge
-driftwatch_argocd_ignore_list_trap{application="trap",group="external-secrets.io",kind="ExternalSecret",namespace="argocd",path="/spec/data/0/remoteRef",respect_ignore_differences="true"} 1
-driftwatch_argocd_ignore_list_trap{application="trap",group="external-secrets.io",kind="ExternalSecret",namespace="argocd",path=".spec.data[]",respect_ignore_differences="true"} 1
-# HELP driftwatch_argocd_not_converging Seconds an Argo CD Application has stayed OutOfSync since its last sync operation finished Succeeded (reported above the threshold).
+driftwatch_argocd_ignore_list_trap{application="trap",effect="rebuilds_list",group="external-secrets.io",kind="ExternalSecret",namespace="argocd",path="/spec/data/0/remoteRef",respect_ignore_differences="true"} 1
+driftwatch_argocd_ignore_list_trap{application="trap",effect="rebuilds_list",group="external-secrets.io",kind="ExternalSecret",namespace="argocd",path=".spec.data[]",respect_ignore_differences="true"} 1
+# HELP driftwatch_argocd_not_converging Seconds an Argo CD Application has stayed OutOfSync at the revision its last sync operation applied with phase Succeeded (reported above the threshold); automated says whether Argo CD syncs it by itself.
 # TYPE driftwatch_argocd_not_converging gauge
-driftwatch_argocd_not_converging{application="stuck",namespace="argocd"} 1200
+driftwatch_argocd_not_converging{application="stuck",automated="true",namespace="argocd"} 1200
 `
 
 func TestGitOpsCollectors(t *testing.T) {

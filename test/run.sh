@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: builds or reuses the real components
-# (kube-apiserver, etcd, kube-controller-manager, kubectl, the ESO controller, helm,
+# (kube-apiserver, etcd, kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, redis,
 # Prometheus, promtool, Alertmanager), then runs lint, unit, end-to-end, API
 # compatibility and short fuzz tests. `make test` runs this; so does .ci/run.
 set -euo pipefail

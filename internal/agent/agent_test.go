@@ -113,7 +113,7 @@ var wantDemo = map[string][]string{
 		"cause=truncated_patch,kind=ExternalSecret,name=orders-keys,namespace=gitops",
 	},
 	"driftwatch_argocd_ignore_list_trap": {
-		"application=keys-trap,group=external-secrets.io,kind=ExternalSecret,namespace=gitops,path=/spec/data/0/remoteRef,respect_ignore_differences=true",
+		"application=keys-trap,effect=rebuilds_list,group=external-secrets.io,kind=ExternalSecret,namespace=gitops,path=/spec/data/0/remoteRef,respect_ignore_differences=true",
 	},
 	"driftwatch_compare_mismatch": {
 		"compare_with=orders-db-check,hint=whitespace,key=password,namespace=migration,secret=orders-db,verdict=mismatch",

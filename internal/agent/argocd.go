@@ -57,12 +57,16 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 }
 
 // AppsManagingSecrets lists the Applications whose status.resources include a
-// Secret or an ExternalSecret: the only ones whose managed resources matter.
+// Secret or an ExternalSecret that is not a sync hook: the only ones whose managed
+// resources matter.
 func AppsManagingSecrets(s *model.Store) []model.Ref {
 	var out []model.Ref
 	s.Read(func(v model.View) {
 		for _, app := range v.Apps() {
 			for _, r := range app.Resources {
+				if r.Hook {
+					continue // run by a sync, not desired state
+				}
 				if (r.Kind == "Secret" && r.Group == "") || (r.Kind == "ExternalSecret" && r.Group == "external-secrets.io") {
 					out = append(out, model.Ref{Namespace: app.Namespace, Name: app.Name})
 					break

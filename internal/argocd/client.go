@@ -313,8 +313,11 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 	c.up.Set(1)
 	var out []model.DesiredObject
 	for _, it := range items {
-		if !wanted(it.Group, it.Kind) || it.TargetState == "" {
-			continue // not a Secret/ExternalSecret, or not in Git (to be pruned)
+		if !wanted(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
+			// Not a Secret/ExternalSecret, not in Git (to be pruned), or a sync
+			// hook: run by a sync (and possibly deleted after it), not desired
+			// state.
+			continue
 		}
 		d, err := DesiredFromTargetState(it.Group, it.Kind, it.Namespace, it.Name, it.TargetState)
 		if err != nil {
@@ -349,6 +352,7 @@ type managedItem struct {
 	Namespace   string `json:"namespace,omitempty"`
 	Name        string `json:"name,omitempty"`
 	TargetState string `json:"targetState,omitempty"`
+	Hook        bool   `json:"hook,omitempty"`
 }
 
 func decodeManagedResources(body io.Reader) ([]managedItem, error) {

@@ -64,6 +64,9 @@ func recordedShop() string {
 		map[string]any{"group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web", "targetState": deploy},
 		// in the cluster, not in Git: no desired state
 		map[string]any{"group": "", "kind": "Secret", "namespace": "shop", "name": "orphan", "liveState": live},
+		// a sync hook (argocd.argoproj.io/hook: PreSync): run by a sync, not
+		// desired state, although Argo CD lists its target state
+		map[string]any{"group": "", "kind": "Secret", "namespace": "shop", "name": "presync", "targetState": secret, "hook": true},
 		// a target state that is not JSON: skipped, logged value-free
 		map[string]any{"group": "", "kind": "Secret", "namespace": "shop", "name": "broken", "targetState": `{"data": {"k": "` + plainValue},
 	}}

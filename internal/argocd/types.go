@@ -32,7 +32,15 @@ type ApplicationDestination struct {
 }
 
 type SyncPolicy struct {
-	SyncOptions []string `json:"syncOptions,omitempty"`
+	Automated   *SyncPolicyAutomated `json:"automated,omitempty"`
+	SyncOptions []string             `json:"syncOptions,omitempty"`
+}
+
+// SyncPolicyAutomated is spec.syncPolicy.automated. Argo CD v3 adds
+// "enabled" (a *bool: automated: {enabled: false} turns it off); v2.14 has no such
+// field, so the Application transform reads it from the object itself.
+type SyncPolicyAutomated struct {
+	SelfHeal bool `json:"selfHeal,omitempty"`
 }
 
 type ResourceIgnoreDifferences struct {
@@ -42,6 +50,9 @@ type ResourceIgnoreDifferences struct {
 	Namespace         string   `json:"namespace,omitempty"`
 	JSONPointers      []string `json:"jsonPointers,omitempty"`
 	JQPathExpressions []string `json:"jqPathExpressions,omitempty"`
+	// ManagedFieldsManagers: fields these managers own (and Git changes) are
+	// ignored.
+	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
 }
 
 type ApplicationStatus struct {
@@ -57,16 +68,31 @@ type ResourceStatus struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Status    string `json:"status,omitempty"`
+	// Hook marks a sync hook (argocd.argoproj.io/hook): run by a sync, not
+	// desired state.
+	Hook bool `json:"hook,omitempty"`
 }
 
+// SyncStatus is status.sync: the comparison with the revision(s) Git resolved
+// to (Revisions for multi-source Applications).
 type SyncStatus struct {
-	Status string `json:"status"`
+	Status    string   `json:"status"`
+	Revision  string   `json:"revision,omitempty"`
+	Revisions []string `json:"revisions,omitempty"`
 }
 
 type OperationState struct {
-	Phase      string       `json:"phase"`
-	StartedAt  metav1.Time  `json:"startedAt"`
-	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	Phase      string               `json:"phase"`
+	StartedAt  metav1.Time          `json:"startedAt"`
+	FinishedAt *metav1.Time         `json:"finishedAt,omitempty"`
+	SyncResult *SyncOperationResult `json:"syncResult,omitempty"`
+}
+
+// SyncOperationResult is status.operationState.syncResult: the revision(s)
+// the last sync operation applied.
+type SyncOperationResult struct {
+	Revision  string   `json:"revision"`
+	Revisions []string `json:"revisions,omitempty"`
 }
 
 // ManagedResourcesResponse mirrors the body of
@@ -84,4 +110,5 @@ type ResourceDiff struct {
 	Name        string `json:"name,omitempty"`
 	TargetState string `json:"targetState,omitempty"`
 	LiveState   string `json:"liveState,omitempty"`
+	Hook        bool   `json:"hook,omitempty"`
 }

@@ -343,7 +343,7 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		r.SkippedDetectors = []string{}
 	}
 	for _, st := range a.Manager.States() {
-		if !st.Available() {
+		if !st.Available() && st.Reason != "not_watched" {
 			r.Unavailable = append(r.Unavailable, string(st.Resource)+"="+st.Reason)
 		}
 	}

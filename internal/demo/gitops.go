@@ -20,8 +20,9 @@ import (
 //     in full and still holds spec.data, yet the live list lacks SEARCH_PASS: a
 //     mutating webhook stripped it), and the Helm source misses SEARCH_PASS in
 //     Secret search-keys;
-//   - driftwatch_argocd_ignore_list_trap{application="keys-trap",path="/spec/data/0/remoteRef",respect_ignore_differences="true"} 1;
-//   - driftwatch_argocd_not_converging{application="stuck"} ≈ 1200.
+//   - driftwatch_argocd_ignore_list_trap{application="keys-trap",path="/spec/data/0/remoteRef",respect_ignore_differences="true",effect="rebuilds_list"} 1;
+//   - driftwatch_argocd_not_converging{application="stuck",automated="true"} ≈ 1200
+//     (OutOfSync at the very revision its last sync applied).
 //
 // The target Secrets carry their ExternalSecret's last-applied annotation, as ESO
 // copies it: it describes an ExternalSecret and must not be judged as a Secret's.
@@ -106,7 +107,8 @@ func gitopsPart(now time.Time) (core, dyn []runtime.Object) {
 				"jsonPointers": []any{"/metadata/annotations/foo"}}},
 		}, "Synced", "Succeeded", now.Add(-time.Hour),
 			map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": gitopsNS, "name": "web", "status": "Synced"}),
-		argoApp("stuck", map[string]any{}, "OutOfSync", "Succeeded", now.Add(-20*time.Minute), esRes("search-keys")),
+		argoApp("stuck", map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{}}},
+			"OutOfSync", "Succeeded", now.Add(-20*time.Minute), esRes("search-keys")),
 	)
 	return core, dyn
 }
@@ -142,6 +144,8 @@ func argoApp(name string, spec map[string]any, sync, phase string, finished time
 			"health":    map[string]any{"status": "Healthy"},
 			"resources": res,
 			"operationState": map[string]any{"phase": phase,
+				"operation":  map[string]any{"sync": map[string]any{"revision": "4f1c2a9"}},
+				"syncResult": map[string]any{"revision": "4f1c2a9"},
 				"startedAt":  finished.Add(-30 * time.Second).UTC().Format(time.RFC3339),
 				"finishedAt": finished.UTC().Format(time.RFC3339)},
 		},

@@ -718,10 +718,12 @@ func (t *Transformer) Application(obj any) (any, error) {
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(), Annotations: u.GetAnnotations()}
 	t.decodeProblem("applications", &meta, "spec", decodeErr)
 	rec := &model.ArgoApp{ObjectMeta: identity(&meta), DecodeErr: decodeErr,
-		SyncStatus: app.Status.Sync.Status, DestinationNamespace: app.Spec.Destination.Namespace}
+		SyncStatus: app.Status.Sync.Status, SyncRevision: app.Status.Sync.Revision, SyncRevisions: app.Status.Sync.Revisions,
+		DestinationNamespace: app.Spec.Destination.Namespace}
 	for _, d := range app.Spec.IgnoreDifferences {
 		rec.IgnoreDifferences = append(rec.IgnoreDifferences, model.IgnoreDifference{Group: d.Group, Kind: d.Kind,
-			Name: d.Name, Namespace: d.Namespace, JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions})
+			Name: d.Name, Namespace: d.Namespace, JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions,
+			ManagedFieldsManagers: d.ManagedFieldsManagers})
 	}
 	if sp := app.Spec.SyncPolicy; sp != nil {
 		for _, o := range sp.SyncOptions {
@@ -729,16 +731,26 @@ func (t *Transformer) Application(obj any) (any, error) {
 				rec.RespectIgnoreDifferences = true
 			}
 		}
+		if sp.Automated != nil {
+			// Argo CD v3's automated.enabled: false turns automated sync off
+			// (SyncPolicy.IsAutomatedSyncEnabled); v2 has no such field.
+			enabled, found, err := unstructured.NestedBool(u.Object, "spec", "syncPolicy", "automated", "enabled")
+			rec.Automated = !found || err != nil || enabled
+			rec.SelfHeal = rec.Automated && sp.Automated.SelfHeal
+		}
 	}
 	if op := app.Status.OperationState; op != nil {
 		rec.OperationPhase = op.Phase
 		if op.FinishedAt != nil {
 			rec.OperationFinishedAt = op.FinishedAt.Time
 		}
+		if sr := op.SyncResult; sr != nil {
+			rec.OperationRevision, rec.OperationRevisions = sr.Revision, sr.Revisions
+		}
 	}
 	for _, r := range app.Status.Resources {
 		rec.Resources = append(rec.Resources, model.ArgoResource{Group: r.Group, Kind: r.Kind,
-			Namespace: r.Namespace, Name: r.Name, Status: r.Status})
+			Namespace: r.Namespace, Name: r.Name, Status: r.Status, Hook: r.Hook})
 	}
 	return rec, nil
 }

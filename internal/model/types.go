@@ -279,6 +279,9 @@ type IgnoreDifference struct {
 	Namespace         string
 	JSONPointers      []string
 	JQPathExpressions []string
+	// ManagedFieldsManagers: fields these field managers own in live (and Git
+	// changes) are ignored.
+	ManagedFieldsManagers []string
 }
 
 // ArgoApp is the value-free record of an Argo CD Application.
@@ -286,12 +289,26 @@ type ArgoApp struct {
 	ObjectMeta
 	IgnoreDifferences        []IgnoreDifference
 	RespectIgnoreDifferences bool
-	SyncStatus               string // Synced, OutOfSync, Unknown
-	OperationPhase           string // Succeeded, Failed, Error, Running
-	OperationFinishedAt      time.Time
-	DestinationNamespace     string
-	Resources                []ArgoResource
-	DecodeErr                string
+	// Automated: spec.syncPolicy.automated is set (and, in Argo CD v3, not
+	// enabled: false). SelfHeal: automated.selfHeal.
+	Automated bool
+	SelfHeal  bool
+	// SyncStatus is status.sync.status (Synced, OutOfSync, Unknown), compared
+	// against SyncRevision (status.sync.revision) or, for multi-source
+	// Applications, SyncRevisions (status.sync.revisions).
+	SyncStatus    string
+	SyncRevision  string
+	SyncRevisions []string
+	// The last operation: phase (Succeeded, Failed, Error, Running,
+	// Terminating), when it finished, and the revision(s) it synced
+	// (status.operationState.syncResult.revision / revisions).
+	OperationPhase       string
+	OperationFinishedAt  time.Time
+	OperationRevision    string
+	OperationRevisions   []string
+	DestinationNamespace string
+	Resources            []ArgoResource
+	DecodeErr            string
 }
 
 // ArgoResource is an entry of an Application's status.resources.
@@ -301,6 +318,8 @@ type ArgoResource struct {
 	Namespace string
 	Name      string
 	Status    string
+	// Hook: a sync hook, not desired state.
+	Hook bool
 }
 
 // Namespace is what driftwatch keeps of a namespace: its name and the

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end tests run (etcd, kube-apiserver,
-# kube-controller-manager, kubectl, the ESO controller, helm) into a cache folder
-# outside the work tree, keyed on each tool module's go.mod + go.sum, and
-# installs Prometheus, promtool and Alertmanager from Debian when they are absent.
+# kube-controller-manager, kubectl, the ESO controller, helm, Argo CD) into a
+# cache folder outside the work tree, keyed on each tool module's go.mod + go.sum,
+# and installs Prometheus, promtool, Alertmanager and redis-server from Debian
+# when they are absent.
 # A rerun with the same keys costs seconds. Prints the bin folder on stdout's last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,6 +40,11 @@ build_tool kube kubectl k8s.io/kubernetes/cmd/kubectl -ldflags "$kldflags"
 # The binary must be named external-secrets: ESO derives its field-manager names from it.
 build_tool eso external-secrets github.com/external-secrets/external-secrets -ldflags "-s -w"
 build_tool helm helm helm.sh/helm/v3/cmd/helm -ldflags "-s -w"
+# Argo CD v3.2.9: one binary for every component; Argo CD picks the component
+# from the name it runs as (cmd/main.go), hence the symlinks.
+argocd_ver=3.2.9
+build_tool argocd argocd github.com/argoproj/argo-cd/v3/cmd -ldflags "-s -w -X github.com/argoproj/argo-cd/v3/common.version=$argocd_ver"
+for n in argocd-application-controller argocd-repo-server argocd-server; do ln -sf argocd "$bin/$n"; done
 
 # Prometheus 2.42 (+promtool) and Alertmanager 0.25 from Debian.
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
@@ -51,6 +57,17 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! c
   pkill -x prometheus-alertmanager 2>/dev/null || true
 fi
 for t in prometheus promtool prometheus-alertmanager; do ln -sf "$(command -v $t)" "$bin/$t"; done
+
+# redis-server from Debian for Argo CD (its cache). Nothing is stopped here: on a
+# machine where the package starts a service, that redis listens on its default
+# port and the tests start their own on a free one.
+if ! command -v redis-server >/dev/null; then
+  log "installing redis-server from Debian..."
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends redis-server >&2
+fi
+ln -sf "$(command -v redis-server)" "$bin/redis-server"
 
 # ESO's CRDs and Argo CD's Application CRD, from the modules' own sources
 # in the Go module cache (as operator projects do for envtest).
@@ -81,4 +98,19 @@ rm -f "$cache/crds/eso-chart.tmp/Chart.lock"
 awk '/^dependencies:/ {skip = 1; next} skip && /^[^ -]/ {skip = 0} !skip' \
   "$eso_dir/deploy/charts/external-secrets/Chart.yaml" > "$cache/crds/eso-chart.tmp/Chart.yaml"
 mv "$cache/crds/eso-chart.tmp" "$cache/crds/eso-chart"
+
+# The real Argo CD's manifests, from the module the argocd binary is built from:
+# its CRDs, its own config objects and its controller's and API server's RBAC.
+argocd3_dir=$(cd "$here/argocd" && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)
+m="$argocd3_dir/manifests"
+mkdir -p "$cache/argocd"
+for f in crds/application-crd.yaml crds/appproject-crd.yaml \
+  base/config/argocd-cm.yaml base/config/argocd-rbac-cm.yaml base/config/argocd-secret.yaml \
+  cluster-rbac/application-controller/argocd-application-controller-clusterrole.yaml \
+  base/application-controller-roles/argocd-application-controller-role.yaml \
+  cluster-rbac/server/argocd-server-clusterrole.yaml base/server/argocd-server-role.yaml; do
+  if [ ! -f "$m/$f" ]; then log "cannot find $f in $m"; exit 1; fi
+  cp -f "$m/$f" "$cache/argocd/$(basename "$f")"
+done
+chmod 644 "$cache/argocd/"*.yaml
 echo "$bin"

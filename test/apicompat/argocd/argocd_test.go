@@ -58,6 +58,9 @@ func applications() []*v1alpha1.Application {
 						Status: v1alpha1.SyncStatusCodeOutOfSync, Health: &v1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
 					{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "payments", Name: "api",
 						Status: v1alpha1.SyncStatusCodeSynced, SyncWave: 1, RequiresPruning: true},
+					// a sync hook (argocd.argoproj.io/hook): not desired state
+					{Group: "batch", Version: "v1", Kind: "Job", Namespace: "payments", Name: "migrate",
+						Status: v1alpha1.SyncStatusCodeSynced, Hook: true},
 				},
 				Sync: v1alpha1.SyncStatus{
 					Status: sync, Revision: "abc123",
@@ -66,7 +69,9 @@ func applications() []*v1alpha1.Application {
 				Health:       v1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: "1 of 2 ready"},
 				ReconciledAt: &t1,
 				OperationState: &v1alpha1.OperationState{
-					Operation:  v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "abc123", SyncOptions: v1alpha1.SyncOptions{"ServerSideApply=true"}}},
+					Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "abc123", SyncOptions: v1alpha1.SyncOptions{"ServerSideApply=true"}}},
+					SyncResult: &v1alpha1.SyncOperationResult{Revision: "abc123",
+						Source: v1alpha1.ApplicationSource{RepoURL: "https://git.example/payments.git", Path: "deploy", TargetRevision: "main"}},
 					Phase:      phase,
 					Message:    "successfully synced (all tasks run)",
 					StartedAt:  t0,
@@ -77,11 +82,24 @@ func applications() []*v1alpha1.Application {
 			},
 		}
 	}
+	// A multi-source Application: status.sync.revisions and
+	// operationState.syncResult.revisions instead of the single revision.
+	multi := app("payments-multi", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "payments"},
+		v1alpha1.SyncStatusCodeOutOfSync, synccommon.OperationSucceeded)
+	multi.Spec.Source = nil
+	multi.Spec.Sources = v1alpha1.ApplicationSources{
+		{RepoURL: "https://git.example/payments.git", Path: "deploy", TargetRevision: "main"},
+		{RepoURL: "https://charts.example", Chart: "payments", TargetRevision: "1.2.3"},
+	}
+	multi.Status.Sync.Revision = ""
+	multi.Status.Sync.Revisions = []string{"abc123", "1.2.3"}
+	multi.Status.OperationState.SyncResult = &v1alpha1.SyncOperationResult{Revisions: []string{"abc123", "1.2.3"}, Sources: multi.Spec.Sources}
 	return []*v1alpha1.Application{
 		app("payments", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "payments"},
 			v1alpha1.SyncStatusCodeOutOfSync, synccommon.OperationSucceeded),
 		app("payments-eu", v1alpha1.ApplicationDestination{Name: "eu-cluster", Namespace: "payments"},
 			v1alpha1.SyncStatusCodeSynced, synccommon.OperationFailed),
+		multi,
 	}
 }
 
@@ -211,15 +229,25 @@ func TestSpotChecks(t *testing.T) {
 		a.Spec.SyncPolicy == nil || len(a.Spec.SyncPolicy.SyncOptions) != 3 || a.Spec.SyncPolicy.SyncOptions[1] != "RespectIgnoreDifferences=true",
 		len(a.Spec.IgnoreDifferences) != 2 || a.Spec.IgnoreDifferences[0].JSONPointers[0] != "/data/password",
 		a.Spec.IgnoreDifferences[1].JQPathExpressions[0] != `.spec.data[] | select(.secretKey == "token")`,
-		len(a.Status.Resources) != 2 || a.Status.Resources[0].Status != "OutOfSync" || a.Status.Resources[0].Kind != "Secret",
+		len(a.Status.Resources) != 3 || a.Status.Resources[0].Status != "OutOfSync" || a.Status.Resources[0].Kind != "Secret",
 		a.Status.Sync.Status != "OutOfSync",
 		a.Status.OperationState == nil || a.Status.OperationState.Phase != "Succeeded" ||
 			a.Status.OperationState.FinishedAt == nil || !a.Status.OperationState.FinishedAt.Equal(&t1),
-		b.Status.OperationState.Phase != "Failed":
+		b.Status.OperationState.Phase != "Failed",
+		a.Spec.SyncPolicy.Automated == nil || !a.Spec.SyncPolicy.Automated.SelfHeal,
+		a.Spec.IgnoreDifferences[1].ManagedFieldsManagers[0] != "external-secrets",
+		a.Status.Sync.Revision != "abc123" || a.Status.OperationState.SyncResult == nil || a.Status.OperationState.SyncResult.Revision != "abc123",
+		!a.Status.Resources[2].Hook || a.Status.Resources[0].Hook:
 		t.Errorf("Application decoded wrongly:\n%+v\n%+v", a, b)
 	}
+	m, _ := viaUnstructured[local.Application](t, apps[2])
+	if m.Status.Sync.Revision != "" || len(m.Status.Sync.Revisions) != 2 || m.Status.OperationState.SyncResult == nil ||
+		len(m.Status.OperationState.SyncResult.Revisions) != 2 || m.Status.OperationState.SyncResult.Revisions[1] != "1.2.3" {
+		t.Errorf("multi-source Application decoded wrongly: %+v", m.Status)
+	}
 	mr, _ := viaJSON[local.ManagedResourcesResponse](t, managedResources())
-	if len(mr.Items) != 2 || mr.Items[0].Kind != "Secret" || !strings.Contains(mr.Items[0].TargetState, `"password":null`) {
+	if len(mr.Items) != 2 || mr.Items[0].Kind != "Secret" || !strings.Contains(mr.Items[0].TargetState, `"password":null`) ||
+		mr.Items[0].Hook || !mr.Items[1].Hook {
 		t.Errorf("ManagedResourcesResponse decoded wrongly: %+v", mr)
 	}
 }

@@ -59,8 +59,18 @@ import (
 type Options struct {
 	// ESOCRDs installs External Secrets Operator's CRDs (CRDDir()/eso-bundle.yaml).
 	ESOCRDs bool
-	// ArgoCDCRDs installs Argo CD's Application CRD (CRDDir()/argocd-application-crd.yaml).
+	// ArgoCDCRDs installs Argo CD's Application CRD (CRDDir()/argocd-application-crd.yaml,
+	// from v2.14.21) and nothing else of Argo CD. Ignored with ArgoCD, which
+	// installs v3.2.9's.
 	ArgoCDCRDs bool
+	// ArgoCD runs the real Argo CD v3.2.9 (see argocd.go): its Application and
+	// AppProject CRDs, its argocd-cm / argocd-rbac-cm / argocd-secret, an
+	// AppProject "default", redis, argocd-repo-server and
+	// argocd-application-controller, on 127.0.0.1.
+	ArgoCD bool
+	// ArgoCDServer also runs argocd-server (plain HTTP, a local account
+	// ArgoCDAccount that may read Applications); implies ArgoCD.
+	ArgoCDServer bool
 	// ESOController starts the real ESO controller; implies ESOCRDs.
 	ESOController bool
 	// Logf receives progress lines; nil writes them to stderr.
@@ -110,6 +120,8 @@ type Cluster struct {
 	kcm       *process
 	eso       *process
 	esoLive   string
+	ca        *certAuthority
+	argo      *argoCD
 
 	mu      sync.Mutex
 	agents  []*process // every agent process ever started, for teardown
@@ -122,6 +134,9 @@ type Cluster struct {
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.ESOController {
 		opts.ESOCRDs = true
+	}
+	if opts.ArgoCDServer {
+		opts.ArgoCD = true
 	}
 	logf := opts.Logf
 	if logf == nil {
@@ -136,6 +151,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.ESOController {
 		need = append(need, ESOControllerBin)
 	}
+	need = append(need, argoCDTools(opts)...)
 	bins := map[string]string{}
 	for _, n := range need {
 		p, err := Tool(n)
@@ -152,7 +168,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 		crdFiles = append(crdFiles, p)
 	}
-	if opts.ArgoCDCRDs {
+	if opts.ArgoCD {
+		for _, f := range argoCDFiles {
+			if _, err := argoCDFile(f); err != nil {
+				return nil, err
+			}
+		}
+	} else if opts.ArgoCDCRDs {
 		p, err := crdFile(ArgoCDCRDFile)
 		if err != nil {
 			return nil, err
@@ -199,6 +221,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
+	c.ca = ca
 	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true,
 		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
@@ -351,6 +374,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		if err := c.waitHTTP(ctx, 60*time.Second, c.eso, c.esoLive); err != nil {
 			return c, err
 		}
+	}
+	if opts.ArgoCD {
+		tArgo := time.Now()
+		if err := c.startArgoCD(ctx, bins); err != nil {
+			return c, fmt.Errorf("Argo CD: %w", err)
+		}
+		logf("Argo CD up in %s", time.Since(tArgo).Round(time.Millisecond))
 	}
 	logf("stack up in %s (etcd %s, kube-apiserver %s, RBAC+CRDs %s, rest %s) in %s",
 		time.Since(t0).Round(time.Millisecond), tEtcd.Sub(t0).Round(time.Millisecond), tAPI.Sub(tEtcd).Round(time.Millisecond),
@@ -553,6 +583,11 @@ func (c *Cluster) Stop() {
 	for _, a := range agents {
 		a.stop(5 * time.Second)
 	}
+	for _, p := range c.argo.processes() {
+		if p != nil {
+			p.stop(15 * time.Second)
+		}
+	}
 	for _, p := range []*process{c.eso, c.kcm, c.apiserver, c.etcd} {
 		if p != nil {
 			p.stop(15 * time.Second)
@@ -591,6 +626,7 @@ func (c *Cluster) CheckTornDown() error {
 func (c *Cluster) allPIDs() []int {
 	c.mu.Lock()
 	procs := append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
+	procs = append(procs, c.argo.processes()...)
 	c.mu.Unlock()
 	var pids []int
 	for _, p := range procs {
@@ -602,10 +638,10 @@ func (c *Cluster) allPIDs() []int {
 }
 
 // PIDs returns the PIDs of the running stack processes by name (etcd,
-// kube-apiserver, kube-controller-manager, external-secrets).
+// kube-apiserver, kube-controller-manager, external-secrets, and Argo CD's).
 func (c *Cluster) PIDs() map[string]int {
 	out := map[string]int{}
-	for _, p := range []*process{c.etcd, c.apiserver, c.kcm, c.eso} {
+	for _, p := range append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...) {
 		if p != nil {
 			if pid := p.pid(); pid != 0 {
 				out[p.name] = pid
@@ -618,7 +654,7 @@ func (c *Cluster) PIDs() map[string]int {
 // LogTails returns the last n lines of every stack process's log.
 func (c *Cluster) logTails(n int) string {
 	var b strings.Builder
-	for _, p := range []*process{c.etcd, c.apiserver, c.kcm, c.eso} {
+	for _, p := range append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...) {
 		if p == nil {
 			continue
 		}

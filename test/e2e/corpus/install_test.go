@@ -51,8 +51,21 @@ func (r *run) installArgoCD() {
 	r.step("Argo CD v2.14.21 install.yaml: %d CRDs (kubectl apply --server-side), %d objects (kubectl apply -n %s)", len(crds), len(rest), argoNS)
 	r.kubectl("", "create", "namespace", argoNS)
 	r.kubectl(r.argo.crds, "apply", "--server-side", "-f", "-")
-	r.kubectl("", "wait", "--for=condition=Established", "--timeout=120s",
-		"crd/applications.argoproj.io", "crd/applicationsets.argoproj.io", "crd/appprojects.argoproj.io")
+	// kubectl wait fails at once ("accessor error") when the apiserver has not
+	// written any condition yet, which a loaded machine shows: retry until the
+	// CRDs have conditions.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := r.c.Kubectl(r.ctx, "", "wait", "--for=condition=Established", "--timeout=60s",
+			"crd/applications.argoproj.io", "crd/applicationsets.argoproj.io", "crd/appprojects.argoproj.io")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+	}
 	r.kubectl(r.argo.rest, "apply", "-n", argoNS, "-f", "-")
 }
 

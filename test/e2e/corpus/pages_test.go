@@ -169,10 +169,11 @@ func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
 			[]string{"DriftwatchLastAppliedTruncated ExternalSecret a/e"}},
 		{"a missing key only optional references name: warns",
 			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod", "optional", "true")}, nil},
-		{"ignore-list trap, respected: page; latent: warning",
+		{"ignore-list trap that rebuilds the list: page; the other effects: warning",
 			[]cluster.Series{
-				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "x", "respect_ignore_differences", "true"),
-				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "y", "respect_ignore_differences", "false"),
+				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "x", "respect_ignore_differences", "true", "effect", "rebuilds_list"),
+				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "y", "respect_ignore_differences", "true", "effect", "rebuilds_list_if_present"),
+				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "z", "respect_ignore_differences", "false", "effect", "hides_new_entries"),
 			}, []string{"DriftwatchArgoCDIgnoreListTrap a/x"}},
 		{"warnings never page",
 			[]cluster.Series{

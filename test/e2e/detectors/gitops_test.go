@@ -322,19 +322,24 @@ spec:
 %sstatus:
   sync: {status: %s, revision: 4f1c2a9}
   health: {status: Healthy}
+  # what the Application manages: an ignoreDifferences entry is judged against it
+  resources:
+  - {group: external-secrets.io, version: v1, kind: ExternalSecret, namespace: %s, name: %s, status: Synced}
   operationState:
     phase: %s
     operation: {sync: {revision: 4f1c2a9}}
+    # the revision the sync applied: the one status.sync compares (not behind)
+    syncResult: {revision: 4f1c2a9}
     startedAt: %q
     finishedAt: %q
-`, name, name, ns, spec, syncStatus, phase,
+`, name, name, ns, spec, syncStatus, ns, name, phase,
 		finished.Add(-30*time.Second).UTC().Format(time.RFC3339), finished.UTC().Format(time.RFC3339))
 }
 
 // Argo CD Applications on the real apiserver with the real Application CRD:
-// ignoreDifferences paths that reach into list elements are traps (with
-// respect_ignore_differences saying whether the sync honours them); a path
-// into a map is not. An Application OutOfSync long after a Succeeded sync is
+// ignoreDifferences paths that reach into list elements of a managed
+// ExternalSecret are traps (effect says how; test/e2e/argocd shows it on the
+// real Argo CD); a path into a map is not. An Application OutOfSync long after a Succeeded sync is
 // not converging; one OutOfSync for less than the threshold, or Synced, is
 // fine. Removing the trap and syncing clear the findings.
 func TestArgoCDIgnoreListTrapAndNotConverging(t *testing.T) {
@@ -367,10 +372,10 @@ func TestArgoCDIgnoreListTrapAndNotConverging(t *testing.T) {
 
 	a := c.StartAgent(t, "--namespaces", ns, "--argocd-not-converging-threshold", "10m")
 	a.WaitReady(t, wait)
-	stuck := `application="stuck",namespace="` + ns + `"`
+	stuck := `application="stuck",automated="false",namespace="` + ns + `"`
 	got := expectFindingsLoose(t, a, ns,
-		series("driftwatch_argocd_ignore_list_trap", `application="keys-trap",group="external-secrets.io",kind="ExternalSecret",namespace="`+ns+`",path="/spec/data/0/remoteRef",respect_ignore_differences="true"`, 1),
-		series("driftwatch_argocd_ignore_list_trap", `application="jq-trap",group="external-secrets.io",kind="ExternalSecret",namespace="`+ns+`",path=".spec.data[]",respect_ignore_differences="false"`, 1),
+		series("driftwatch_argocd_ignore_list_trap", `application="keys-trap",effect="rebuilds_list",group="external-secrets.io",kind="ExternalSecret",namespace="`+ns+`",path="/spec/data/0/remoteRef",respect_ignore_differences="true"`, 1),
+		series("driftwatch_argocd_ignore_list_trap", `application="jq-trap",effect="hides_new_entries",group="external-secrets.io",kind="ExternalSecret",namespace="`+ns+`",path=".spec.data[]",respect_ignore_differences="false"`, 1),
 		seriesAny("driftwatch_argocd_not_converging", stuck),
 	)
 	// The value counts from status.operationState.finishedAt, an hour ago.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math/big"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,8 +243,11 @@ func TestExternalSecretUnsafe(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.NewNamespace(t)
 	ctx := ctxT(t)
-	c.Apply(t, ns, fakeStore("store", "db-user", "admin", "implicit", "imp-e2e", "adopted", "ado-e2e", "merged", "mrg-e2e",
-		"explicit", "exp-e2e"))
+	// The store lacks "adopted" at first: ESO cannot sync adopter, so it has not
+	// taken Secret existing over yet (owner_over_existing); once the key is
+	// there ESO adopts it, and the finding clears.
+	storeWithout := fakeStore("store", "db-user", "admin", "implicit", "imp-e2e", "merged", "mrg-e2e", "explicit", "exp-e2e")
+	c.Apply(t, ns, storeWithout)
 	// A second store for dataFrom.find: its folder holds the two keys the chart
 	// expects and two parked ones nobody asked for.
 	c.Apply(t, ns, fakeStore("folder", "url", "https://svc.e2e", "token", "tok-e2e", "parked-old", "po-e2e", "parked-tmp", "pt-e2e"))
@@ -340,11 +344,20 @@ spec:
 		unsafe("adopter", "owner_over_existing"),
 		unsafe("merger", "delete_with_merge"),
 		unsafe("finder", "unexpected_keys"),
+		series("driftwatch_externalsecret_not_ready", `externalsecret="adopter",namespace="`+ns+`",reason="SecretSyncedError"`, 1),
+		// Secret existing does not hold what adopter expects yet.
+		series("driftwatch_secret_missing_key", `key="ADOPTED",namespace="`+ns+`",optional="false",secret="existing",source="externalsecret"`, 1),
+		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="existing",source="externalsecret"`, 1),
 	)
 
-	// The real ESO controller adopts the existing Secret (its controller
-	// reference from now on): the finding stays, since deleting the
-	// ExternalSecret would now garbage-collect a Secret it did not create.
+	// The store gets the key; a forced refresh lets the real ESO controller adopt
+	// the existing Secret (its controller reference from now on): the takeover
+	// is done and legitimate, and the finding clears.
+	c.Apply(t, ns, fakeStore("store", "db-user", "admin", "implicit", "imp-e2e", "adopted", "ado-e2e", "merged", "mrg-e2e",
+		"explicit", "exp-e2e"))
+	if out, err := c.Kubectl(ctx, "", "annotate", "-n", ns, "externalsecret", "adopter", "force-sync="+strconv.FormatInt(time.Now().UnixNano(), 10), "--overwrite"); err != nil {
+		t.Fatalf("kubectl annotate: %v\n%s", err, out)
+	}
 	deadline := time.Now().Add(wait)
 	for {
 		s, err := c.Client.CoreV1().Secrets(ns).Get(ctx, "existing", metav1.GetOptions{})
@@ -366,7 +379,6 @@ spec:
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
 	expectFindings(t, a, ns,
-		unsafe("adopter", "owner_over_existing"),
 		unsafe("merger", "delete_with_merge"),
 		unsafe("finder", "unexpected_keys"),
 	)
@@ -524,11 +536,15 @@ metadata:
 stringData: {URL: "https://legacy.e2e"}
 `)
 	// warning only: a Secret applied with client-side `kubectl apply` keeps a
-	// copy of its data in the last-applied annotation.
+	// copy of its data in the last-applied annotation (info while it equals
+	// live); the value rotates by a patch and the copy is stale: a warning.
 	warn := c.NewNamespace(t)
 	if out, err := c.Kubectl(ctx, "apiVersion: v1\nkind: Secret\nmetadata: {name: applied}\nstringData: {KEY: applied-e2e}\n",
 		"apply", "-n", warn, "-f", "-"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	if out, err := c.Kubectl(ctx, "", "patch", "-n", warn, "secret", "applied", "-p", `{"stringData":{"KEY":"rotated-e2e"}}`); err != nil {
+		t.Fatalf("kubectl patch: %v\n%s", err, out)
 	}
 	// healthy: a Secret and a pod that reads it.
 	good := c.NewNamespace(t)

@@ -338,7 +338,7 @@ func applyScenario(t *testing.T, c *cluster.Cluster, ns string) {
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	smtpApplied, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
 		"metadata": map[string]any{"name": "smtp", "namespace": ns},
-		"data":     map[string]any{"user": b64("smtp-user-e2e"), "password": b64("smtp-old-password")}})
+		"data":     map[string]any{"user": b64("smtp-user-e2e"), "password": b64("smtp-old-password"), "host": b64("smtp.example")}})
 	finished := time.Now().Add(-20 * time.Minute).UTC()
 
 	// The incident: the api pod reads STRIPE_KEY through an optional
@@ -408,14 +408,15 @@ kind: Secret
 metadata: {name: legacy-api}
 stringData: {API_TOKEN: lg-4f1c9e0b7a}
 ---
-# last-applied holds the (old) data, and lacks the host key added since
+# last-applied holds the (old) data, and a host key live no longer has (its
+# writer still holds the data: live_shorter)
 apiVersion: v1
 kind: Secret
 metadata:
   name: smtp
   annotations:
     kubectl.kubernetes.io/last-applied-configuration: '`+string(smtpApplied)+`'
-stringData: {user: smtp-user-e2e, password: smtp-rotated-password, host: smtp.example}
+stringData: {user: smtp-user-e2e, password: smtp-rotated-password}
 ---
 # duplicate credentials: a forgotten copy
 apiVersion: v1
@@ -542,6 +543,8 @@ status:
   - {group: external-secrets.io, version: v1, kind: ExternalSecret, namespace: `+ns+`, name: rotated, status: OutOfSync}
   operationState:
     operation: {sync: {revision: 4f1c2a9}}
+    # the sync applied the revision status.sync still compares: not behind, stuck
+    syncResult: {revision: 4f1c2a9}
     phase: Succeeded
     startedAt: "`+finished.Add(-30*time.Second).Format(time.RFC3339)+`"
     finishedAt: "`+finished.Format(time.RFC3339)+`"
