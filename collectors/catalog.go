@@ -69,6 +69,10 @@ type Family struct {
 	// count form of missing keys, the pods behind a stale workload): the same
 	// findings, not more of them. agent check lists the named family's.
 	Restates string
+	// LintOnly families are judged by `agent lint` on manifests only (a Secret
+	// manifest carrying data): they are not in Catalog(), the exporter never
+	// describes or emits them (LintFamilies lists them).
+	LintOnly bool
 
 	desc *prometheus.Desc
 	// label positions of the object's namespace, kind and name (-1: none).
