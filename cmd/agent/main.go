@@ -6,6 +6,7 @@
 //	agent compare NS/LIVE NS/CHECK     key-by-key verdicts of two Secrets, values never printed
 //	agent check [flags]                one-shot run of every detector, for CI and migrations
 //	agent rules [--job J] [--runbook-base-url U]  the alerting rules for this installation
+//	agent lint [flags] [PATH|-]...     check rendered manifests offline, for CI and pre-commit
 package main
 
 import (
@@ -195,6 +196,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return cli.Check(args[1:], stdout, stderr)
 		case "rules":
 			return cli.Rules(args[1:], stdout, stderr)
+		case "lint":
+			return cli.LintMain(args[1:], stdout, stderr, version)
 		}
 	}
 	var o options

@@ -395,3 +395,18 @@ func yamlErrText(err error, offset int) string {
 	}
 	return msg
 }
+
+// Rename gives the documents and problems of file from another name (stdin's
+// documents the path of what was rendered).
+func (in *Input) Rename(from, to string) {
+	for _, d := range in.Docs {
+		if d.File == from {
+			d.File = to
+		}
+	}
+	for i := range in.Problems {
+		if in.Problems[i].File == from {
+			in.Problems[i].File = to
+		}
+	}
+}

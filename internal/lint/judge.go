@@ -1,0 +1,486 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/kube"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// offlineHealth: every resource lint models is complete (the rendering is all
+// there is); Helm releases are not (a rendering has no release Secrets).
+type offlineHealth struct{}
+
+func (offlineHealth) States() []model.ResourceState {
+	var out []model.ResourceState
+	for _, r := range model.AllResources {
+		out = append(out, model.ResourceState{Resource: r, Enabled: r != model.ResHelmReleases, Synced: true})
+	}
+	return out
+}
+
+// series is one non-zero finding series of the exporter's detectors.
+type series struct {
+	family *collectors.Family
+	labels map[string]string
+}
+
+// detectorSeries runs every registered detector over the model exactly as the
+// exporter's scrape does (driftwatch.io/ignore included) and returns the finding
+// series (the families that restate another left out) and the number of
+// findings an ignore annotation silenced. It is the one place that reads the
+// detectors' output: the metrics, classified with the catalog like agent check
+// does.
+func detectorSeries(store *model.Store) ([]series, int, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now})); err != nil {
+		return nil, 0, err
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []series
+	silenced := 0
+	for _, mf := range mfs {
+		fam, ok := collectors.Lookup(mf.GetName())
+		if !ok {
+			continue
+		}
+		for _, m := range mf.Metric {
+			v := m.GetGauge().GetValue()
+			if mf.GetType() == dto.MetricType_COUNTER {
+				v = m.GetCounter().GetValue()
+			}
+			if mf.GetName() == "driftwatch_findings_silenced" {
+				silenced += int(v)
+				continue
+			}
+			if v == 0 || fam.Kind != collectors.KindFinding || fam.Restates != "" {
+				continue
+			}
+			labels := make(map[string]string, len(m.Label))
+			for _, l := range m.Label {
+				labels[l.GetName()] = l.GetValue()
+			}
+			out = append(out, series{family: fam, labels: labels})
+		}
+	}
+	return out, silenced, nil
+}
+
+func (e *evaluation) judge() {
+	ser, silenced, err := detectorSeries(e.store)
+	if err != nil {
+		// The registry rejects inconsistent metrics: a driftwatch bug, not input.
+		e.report.Problems = append(e.report.Problems, Problem{File: "-", Message: "internal error running the detectors: " + err.Error()})
+		return
+	}
+	e.report.Silenced = silenced
+	for _, s := range ser {
+		r, ok := ruleOf(s.family.Name, s.labels)
+		if !ok {
+			continue // needs a live status or history: not judged offline
+		}
+		f := Finding{Rule: r.ID, Family: s.family.Name, Class: s.family.Class, Severity: s.family.SeverityOf(s.labels), Labels: s.labels}
+		ns := s.labels["namespace"]
+		switch r.ID {
+		case "missing_key":
+			e.missingKey(f, ns)
+		case "absent_secret":
+			e.absentSecret(f, ns)
+		case detect.UnsafeImplicitCreationPolicy, detect.UnsafeDeleteWithMerge, detect.UnsafeUnexpectedKeys:
+			e.unsafe(f, ns)
+		case "duplicate_credentials":
+			e.duplicate(f, ns)
+		case "last_applied_data":
+			e.lastAppliedData(f, ns)
+		case "argocd_ignore_list_trap":
+			e.ignoreTrap(f, ns)
+		case "workload_identity_missing", "workload_identity_info":
+			e.identity(f, ns)
+		}
+	}
+	e.dataInManifest()
+}
+
+func (e *evaluation) add(f Finding) { e.report.Findings = append(e.report.Findings, f) }
+
+func (e *evaluation) assume(rule, msg string, locs []Location) {
+	e.report.Assumptions = append(e.report.Assumptions, Assumption{Rule: rule, Message: msg, Locations: locs})
+}
+
+func (e *evaluation) doc(kind, ns, name string) *Doc {
+	if ds := e.docs[objKey{kind, ns, name}]; len(ds) > 0 {
+		return ds[0]
+	}
+	return nil
+}
+
+// consumer is a document that expects something of a Secret, and where.
+type consumer struct {
+	obj Object
+	loc Location
+}
+
+// consumers finds the documents behind an expectation of source src on key of
+// Secret ref ("" for the Secret's existence).
+func (e *evaluation) consumers(ref model.Ref, key, src string) []consumer {
+	var out []consumer
+	switch detect.Source(src) {
+	case detect.SourcePod:
+		for _, p := range e.pods {
+			if p.rec.Namespace != ref.Namespace {
+				continue
+			}
+			for _, u := range p.rec.Uses {
+				if u.Secret != ref.Name || (key == "" && u.Optional) || (key != "" && u.Key != key) {
+					continue
+				}
+				line := p.doc.secretRefLine(ref.Name, key)
+				if line == 0 {
+					line = p.doc.secretRefLine(ref.Name, "")
+				}
+				what := fmt.Sprintf("Secret %q", ref.Name)
+				if key != "" {
+					what = fmt.Sprintf("key %q of Secret %q", key, ref.Name)
+				}
+				out = append(out, consumer{Object{p.doc.Kind, ref.Namespace, p.doc.Name}, e.loc(p.doc, line, what)})
+				break
+			}
+		}
+	case detect.SourceExternalSecret:
+		for _, w := range e.ess {
+			if w.rec.Namespace == ref.Namespace && w.rec.Target == ref.Name {
+				out = append(out, consumer{Object{"ExternalSecret", ref.Namespace, w.rec.Name},
+					e.loc(w.doc, w.doc.lineOf("spec", "target", "name"), "spec.target")})
+			}
+		}
+	case detect.SourceAnnotation:
+		var ds []*Doc
+		if d := e.doc("Secret", ref.Namespace, ref.Name); d != nil {
+			ds = append(ds, d)
+		}
+		for _, w := range e.ess {
+			if w.rec.Namespace == ref.Namespace && w.rec.Target == ref.Name {
+				ds = append(ds, w.doc)
+			}
+		}
+		for _, d := range ds {
+			k, v := nodeAt(d.node, "metadata", "annotations", kube.AnnExpectedKeys)
+			if k == nil || (key != "" && !strings.Contains(scalarText(v), key)) {
+				continue
+			}
+			out = append(out, consumer{Object{d.Kind, ref.Namespace, d.Name}, e.loc(d, d.offset+k.Line, kube.AnnExpectedKeys)})
+		}
+	}
+	return out
+}
+
+// provided describes what the rendering says the Secret holds.
+func (e *evaluation) provided(ref model.Ref) string {
+	var parts []string
+	if s := e.secrets[ref]; s != nil {
+		parts = append(parts, fmt.Sprintf("its manifest has %s", keyList(s.rec.Keys.Names())))
+	}
+	for _, w := range e.written[ref] {
+		parts = append(parts, fmt.Sprintf("ExternalSecret %s writes %s", w.rec.Name, keyList(detect.ESExpectedKeys(w.rec))))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func objects(cs []consumer) string {
+	var names []string
+	for _, c := range cs {
+		n := c.obj.Kind + " " + c.obj.Name
+		if !containsStr(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func containsStr(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// secretLocs is the place of a Secret in the rendering: its manifest, else the
+// ExternalSecrets writing it.
+func (e *evaluation) secretLocs(ref model.Ref) []Location {
+	var out []Location
+	if d := e.doc("Secret", ref.Namespace, ref.Name); d != nil {
+		out = append(out, e.loc(d, d.Line, "Secret "+ref.Name))
+	}
+	for _, w := range e.written[ref] {
+		out = append(out, e.loc(w.doc, w.doc.lineOf("spec", "target"), "ExternalSecret "+w.rec.Name))
+	}
+	return out
+}
+
+func (e *evaluation) missingKey(f Finding, ns string) {
+	ref := model.Ref{Namespace: ns, Name: f.Labels["secret"]}
+	key, src := f.Labels["key"], f.Labels["source"]
+	f.Object = Object{"Secret", ns, ref.Name}
+	cs := e.consumers(ref, key, src)
+	var locs []Location
+	for _, c := range cs {
+		locs = append(locs, c.loc)
+	}
+	locs = append(locs, e.secretLocs(ref)...)
+	who := objects(cs)
+	verb := "reads"
+	if src == string(detect.SourceAnnotation) {
+		verb = "expects (" + kube.AnnExpectedKeys + ")"
+	}
+	if who == "" {
+		who = "an expectation of source " + src
+	}
+	if why := e.open[ref]; why != "" {
+		msg := fmt.Sprintf("%s %s key %q of Secret %s/%s: assumed present, the rendering does not fix its keys: %s", who, verb, key, ns, ref.Name, why)
+		if !e.opts.Strict {
+			e.assume(f.Rule, msg, locs)
+			return
+		}
+		f.Message = msg + " (reported under --strict)"
+	} else {
+		f.Message = fmt.Sprintf("%s %s key %q of Secret %s/%s, which nothing in the rendering provides%s", who, verb, key, ns, ref.Name, e.provided(ref))
+	}
+	if f.Labels["optional"] == "true" {
+		f.Message += "; the reference is optional: the pod starts without the key"
+	}
+	f.Locations = locs
+	e.add(f)
+}
+
+func (e *evaluation) absentSecret(f Finding, ns string) {
+	ref := model.Ref{Namespace: ns, Name: f.Labels["secret"]}
+	f.Object = Object{"Secret", ns, ref.Name}
+	cs := e.consumers(ref, "", f.Labels["source"])
+	var locs []Location
+	for _, c := range cs {
+		locs = append(locs, c.loc)
+	}
+	who := objects(cs)
+	if who == "" {
+		who = "an expectation of source " + f.Labels["source"]
+	}
+	merging := ""
+	for _, w := range e.ess {
+		if w.rec.Namespace == ns && w.rec.Target == ref.Name && w.rec.CreationPolicy == "Merge" {
+			merging = fmt.Sprintf("; ExternalSecret %s merges into it (creationPolicy Merge never creates it)", w.rec.Name)
+		}
+	}
+	msg := fmt.Sprintf("%s needs Secret %s/%s, which is not in the rendering and which no ExternalSecret of it creates%s", who, ns, ref.Name, merging)
+	if !e.opts.Strict {
+		e.assume(f.Rule, msg+": assumed to exist", locs)
+		return
+	}
+	f.Message, f.Locations = msg, locs
+	e.add(f)
+}
+
+func (e *evaluation) unsafe(f Finding, ns string) {
+	name := f.Labels["externalsecret"]
+	f.Object = Object{"ExternalSecret", ns, name}
+	d := e.doc("ExternalSecret", ns, name)
+	if d == nil {
+		return
+	}
+	var target string
+	for _, w := range e.ess {
+		if w.doc == d {
+			target = w.rec.Target
+		}
+	}
+	switch f.Rule {
+	case detect.UnsafeImplicitCreationPolicy:
+		f.Message = fmt.Sprintf("ExternalSecret %s/%s does not set spec.target.creationPolicy: ESO defaults it to Owner, takes over an existing Secret %s (deleting the keys it does not write) "+
+			"and deleting the ExternalSecret garbage-collects it; set creationPolicy explicitly (Owner, Orphan, Merge or None)", ns, name, target)
+		line := d.lineOf("spec", "target")
+		f.Locations = []Location{e.loc(d, line, "spec.target.creationPolicy (absent)")}
+	case detect.UnsafeDeleteWithMerge:
+		f.Message = fmt.Sprintf("ExternalSecret %s/%s combines deletionPolicy Delete with creationPolicy Merge: a key that disappears from the store is deleted from Secret %s, which ESO does not own", ns, name, target)
+		f.Locations = []Location{e.loc(d, d.lineOf("spec", "target", "deletionPolicy"), "spec.target.deletionPolicy")}
+	case detect.UnsafeUnexpectedKeys:
+		f.Message = fmt.Sprintf("ExternalSecret %s/%s uses dataFrom.find and Secret %s holds keys outside its declared %s", ns, name, target, kube.AnnExpectedKeys)
+		f.Locations = append([]Location{e.loc(d, d.lineOf("spec", "dataFrom"), "spec.dataFrom")}, e.secretLocs(model.Ref{Namespace: ns, Name: target})...)
+	}
+	e.add(f)
+}
+
+func (e *evaluation) duplicate(f Finding, ns string) {
+	a, b := f.Labels["secret"], f.Labels["duplicate_of"]
+	f.Object = Object{"Secret", ns, a}
+	da, db := e.doc("Secret", ns, a), e.doc("Secret", ns, b)
+	if da == nil || db == nil {
+		return // an ExternalSecret's target: its values are unknown, never equal
+	}
+	f.Message = fmt.Sprintf("Secret %s/%s holds exactly the same data as Secret %s/%s (same keys, lengths and keyed fingerprints; no value is compared or shown)", ns, a, ns, b)
+	f.Locations = []Location{e.loc(da, da.Line, "Secret "+a), e.loc(db, db.Line, "Secret "+b)}
+	e.add(f)
+}
+
+func (e *evaluation) lastAppliedData(f Finding, ns string) {
+	name := f.Labels["secret"]
+	f.Object = Object{"Secret", ns, name}
+	d := e.doc("Secret", ns, name)
+	if d == nil {
+		return
+	}
+	f.Message = fmt.Sprintf("Secret %s/%s carries a copy of its data in its %s annotation: a second copy of every value, never rotated", ns, name, kube.AnnLastApplied)
+	if f.Labels["stale"] == "true" {
+		f.Message += "; the copy differs from the manifest's data"
+	}
+	f.Locations = []Location{e.loc(d, d.lineOf("metadata", "annotations", kube.AnnLastApplied), kube.AnnLastApplied)}
+	e.add(f)
+}
+
+var effectText = map[string]string{
+	string(detect.EffectRebuildsList): "with RespectIgnoreDifferences=true every sync rebuilds the list from live: entries added in Git never ship, while the sync reports Succeeded",
+	string(detect.EffectRebuildsListIfPresent): "with RespectIgnoreDifferences=true, whenever live has the ignored field, every sync rebuilds the list from live: entries added in Git never ship",
+	string(detect.EffectHidesNewEntries): "without RespectIgnoreDifferences, entries added in Git leave the diff unchanged: the Application stays Synced and an automated sync never ships them",
+}
+
+func (e *evaluation) ignoreTrap(f Finding, ns string) {
+	name := f.Labels["application"]
+	f.Object = Object{"Application", ns, name}
+	d := e.doc("Application", ns, name)
+	if d == nil {
+		return
+	}
+	p := f.Labels["path"]
+	needle := strings.TrimPrefix(p, "managedFieldsManagers:")
+	line := d.scalarLine(needle, "spec", "ignoreDifferences")
+	if line == 0 {
+		line = d.lineOf("spec", "ignoreDifferences")
+	}
+	gk := f.Labels["kind"]
+	if g := f.Labels["group"]; g != "" {
+		gk = g + "/" + gk
+	}
+	f.Message = fmt.Sprintf("Application %s/%s ignores %s on %s: %s", ns, name, p, gk, effectText[f.Labels["effect"]])
+	f.Locations = []Location{e.loc(d, line, "ignoreDifferences "+p)}
+	e.add(f)
+}
+
+var identityAnnotation = map[string]string{"aws": kube.AnnAWSRoleARN, "azurekv": kube.AnnAzureClientID, "gcpsm": kube.AnnGKEServiceAcct}
+
+func (e *evaluation) identity(f Finding, ns string) {
+	sa := f.Labels["serviceaccount"]
+	f.Object = Object{"ServiceAccount", ns, sa}
+	store := Object{f.Labels["store_kind"], f.Labels["store_namespace"], f.Labels["store"]}
+	var locs []Location
+	if d := e.sas[model.Ref{Namespace: ns, Name: sa}]; d != nil {
+		locs = append(locs, e.loc(d, d.lineOf("metadata", "annotations"), "ServiceAccount "+sa))
+	}
+	if d := e.stores[model.StoreKey{Kind: store.Kind, Namespace: store.Namespace, Name: store.Name}]; d != nil {
+		line := d.scalarLine(sa, "spec", "provider")
+		locs = append(locs, e.loc(d, line, store.Kind+" "+store.Name))
+	}
+	if len(locs) == 0 {
+		return
+	}
+	who := fmt.Sprintf("ServiceAccount %s/%s, which %s (provider %s) authenticates as,", ns, sa, store, f.Labels["provider"])
+	if f.Labels["reason"] == detect.IdentitySAAbsent {
+		msg := who + " is not in the rendering"
+		if !e.opts.Strict {
+			e.assume(f.Rule, msg+": assumed to exist with its annotations", locs)
+			return
+		}
+		f.Message = msg
+	} else {
+		f.Message = fmt.Sprintf("%s lacks the %s annotation", who, identityAnnotation[f.Labels["provider"]])
+	}
+	f.Locations = locs
+	e.add(f)
+}
+
+// dataInManifest is the lint-only rule: a Secret manifest carrying values.
+func (e *evaluation) dataInManifest() {
+	fam := collectors.LintSecretDataInManifest
+	r, _ := ruleByID("data_in_manifest")
+	refs := make([]model.Ref, 0, len(e.secrets))
+	for ref := range e.secrets {
+		refs = append(refs, ref)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
+	e.store.Read(func(v model.View) {
+		for _, ref := range refs {
+			s := e.secrets[ref]
+			for _, field := range []string{"data", "stringData"} {
+				keys := s.dataKeys
+				if field == "stringData" {
+					keys = s.stringDataKeys
+				}
+				if len(keys) == 0 {
+					continue
+				}
+				if v.Ignores(ref.Namespace, &s.rec.ObjectMeta, r.Detector) {
+					e.report.Silenced++
+					continue
+				}
+				labels := map[string]string{"namespace": ref.Namespace, "secret": ref.Name, "field": field}
+				e.add(Finding{Rule: r.ID, Family: fam.Name, Class: fam.Class, Severity: fam.SeverityOf(labels), Labels: labels,
+					Object: Object{"Secret", ref.Namespace, ref.Name},
+					Message: fmt.Sprintf("Secret %s/%s carries %d value(s) in %s (%s): the values are in Git, or in whatever rendered this manifest",
+						ref.Namespace, ref.Name, len(keys), field, keyList(keys)),
+					Locations: []Location{e.loc(s.doc, s.doc.lineOf(field), field)}})
+			}
+		}
+	})
+}
+
+func (e *evaluation) sort() {
+	first := func(ls []Location) Location {
+		if len(ls) == 0 {
+			return Location{}
+		}
+		return ls[0]
+	}
+	less := func(a, b Location) int {
+		if a.File != b.File {
+			return strings.Compare(a.File, b.File)
+		}
+		return a.Line - b.Line
+	}
+	sort.SliceStable(e.report.Findings, func(i, j int) bool {
+		a, b := e.report.Findings[i], e.report.Findings[j]
+		if c := less(first(a.Locations), first(b.Locations)); c != 0 {
+			return c < 0
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		return a.Message < b.Message
+	})
+	sort.SliceStable(e.report.Assumptions, func(i, j int) bool {
+		a, b := e.report.Assumptions[i], e.report.Assumptions[j]
+		if c := less(first(a.Locations), first(b.Locations)); c != 0 {
+			return c < 0
+		}
+		return a.Message < b.Message
+	})
+	sort.SliceStable(e.report.Problems, func(i, j int) bool {
+		a, b := e.report.Problems[i], e.report.Problems[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+}
