@@ -352,9 +352,9 @@ func (e *evaluation) lastAppliedData(f Finding, ns string) {
 }
 
 var effectText = map[string]string{
-	string(detect.EffectRebuildsList): "with RespectIgnoreDifferences=true every sync rebuilds the list from live: entries added in Git never ship, while the sync reports Succeeded",
+	string(detect.EffectRebuildsList):          "with RespectIgnoreDifferences=true every sync rebuilds the list from live: entries added in Git never ship, while the sync reports Succeeded",
 	string(detect.EffectRebuildsListIfPresent): "with RespectIgnoreDifferences=true, whenever live has the ignored field, every sync rebuilds the list from live: entries added in Git never ship",
-	string(detect.EffectHidesNewEntries): "without RespectIgnoreDifferences, entries added in Git leave the diff unchanged: the Application stays Synced and an automated sync never ships them",
+	string(detect.EffectHidesNewEntries):       "without RespectIgnoreDifferences, entries added in Git leave the diff unchanged: the Application stays Synced and an automated sync never ships them",
 }
 
 func (e *evaluation) ignoreTrap(f Finding, ns string) {
