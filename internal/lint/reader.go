@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -259,8 +260,12 @@ func ParseStream(file string, data []byte) ([]*Doc, []Problem) {
 				Message: fmt.Sprintf("document larger than %d MiB: not checked", MaxDocumentBytes>>20)})
 			continue
 		}
+		text := c.text
+		if looksJSON(text) {
+			text = jsonForYAML(text)
+		}
 		var root yaml.Node
-		if err := yaml.Unmarshal(c.text, &root); err != nil {
+		if err := yaml.Unmarshal(text, &root); err != nil {
 			probs = append(probs, Problem{File: file, Line: first, Message: "malformed document: " + yamlErrText(err, c.offset)})
 			continue
 		}
@@ -320,6 +325,49 @@ func ParseStream(file string, data []byte) ([]*Doc, []Problem) {
 		}
 	}
 	return docs, probs
+}
+
+// looksJSON reports whether a document is JSON: its first character past
+// white space and a "---" marker opens an object or an array.
+func looksJSON(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if bytes.HasPrefix(b, []byte("---")) {
+		b = bytes.TrimLeft(b[3:], " \t\r\n")
+	}
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
+}
+
+// jsonForYAML rewrites the characters JSON allows raw in strings but YAML
+// does not (DEL, the C1 controls, U+FFFE/U+FFFF, and invalid UTF-8, which
+// encoding/json reads as U+FFFD) as \u escapes, which mean the same in both. In
+// valid JSON they can only be inside strings, so nothing else changes and the
+// lines stay where they are.
+func jsonForYAML(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		bad := r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff ||
+			(r == utf8.RuneError && size == 1)
+		if !bad {
+			if out != nil {
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(b)+16), b[:i]...)
+		}
+		if r == utf8.RuneError {
+			r = 0xfffd
+		}
+		out = fmt.Appendf(out, "\\u%04x", r)
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 func leadingBlankLines(b []byte) int {

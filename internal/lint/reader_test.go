@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +165,29 @@ func TestReadArgs(t *testing.T) {
 	r := Evaluate(in, Options{})
 	if !r.Unreadable() || r.Verdict("warning") != ResultError {
 		t.Errorf("a missing file must make the run an error")
+	}
+}
+
+// TestParseStreamJSONCharacters: JSON that encoding/json reads but a YAML
+// parser rejects as is (raw DEL, C1 controls, invalid UTF-8 in strings) is
+// read, with the same values encoding/json gives.
+func TestParseStreamJSONCharacters(t *testing.T) {
+	raw := "a\x7fb\u0080c\u009f\xffd"
+	src := []byte("{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"x\"},\n \"stringData\": {\"k\": \"" + raw + "\"}}\n")
+	docs, probs := ParseStream("f.json", src)
+	if len(probs) != 0 || len(docs) != 1 {
+		t.Fatalf("docs %d problems %+v", len(docs), probs)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(src, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := docs[0].Obj["stringData"].(map[string]any)["k"]
+	if got != want["stringData"].(map[string]any)["k"] {
+		t.Errorf("got %q, want %q", got, want["stringData"].(map[string]any)["k"])
+	}
+	// The same bytes in a YAML document are an error, as for kubectl.
+	if _, probs := ParseStream("f.yaml", []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: x}\nstringData: {k: \""+raw+"\"}\n")); len(probs) != 1 {
+		t.Errorf("raw C1 controls in YAML: problems %+v", probs)
 	}
 }
