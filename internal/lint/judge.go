@@ -315,7 +315,9 @@ func (e *evaluation) unsafe(f Finding, ns string) {
 		line := d.lineOf("spec", "target")
 		f.Locations = []Location{e.loc(d, line, "spec.target.creationPolicy (absent)")}
 	case detect.UnsafeDeleteWithMerge:
-		f.Message = fmt.Sprintf("ExternalSecret %s/%s combines deletionPolicy Delete with creationPolicy Merge: a key that disappears from the store is deleted from Secret %s, which ESO does not own", ns, name, target)
+		f.Message = fmt.Sprintf("ExternalSecret %s/%s combines deletionPolicy Delete with creationPolicy Merge: ESO's admission webhook rejects it "+
+			"(\"deletionPolicy=Delete must not be used when the controller doesn't own the secret\"); where the webhook is not installed, "+
+			"a key that disappears from the store is deleted from Secret %s, which ESO does not own", ns, name, target)
 		f.Locations = []Location{e.loc(d, d.lineOf("spec", "target", "deletionPolicy"), "spec.target.deletionPolicy")}
 	case detect.UnsafeUnexpectedKeys:
 		f.Message = fmt.Sprintf("ExternalSecret %s/%s uses dataFrom.find and Secret %s holds keys outside its declared %s", ns, name, target, kube.AnnExpectedKeys)
