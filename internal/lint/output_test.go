@@ -276,3 +276,21 @@ spec:
 		}
 	}
 }
+
+// TestDocsListEveryRule: docs/lint.md's rule table names every rule and its
+// family.
+func TestDocsListEveryRule(t *testing.T) {
+	b, err := os.ReadFile("../../docs/lint.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(append([]Rule(nil), Rules...), malformedRule) {
+		row := "| `" + r.ID + "` | "
+		if r.Family != "" {
+			row += "`" + r.Family
+		}
+		if !strings.Contains(string(b), row) {
+			t.Errorf("docs/lint.md has no row %q", row)
+		}
+	}
+}
