@@ -619,6 +619,12 @@ func (e *evaluation) promises() {
 		if doc != nil {
 			cp := *doc.rec
 			rec = &cp
+			if len(doc.dataKeys)+len(doc.stringDataKeys) > 0 {
+				// Whatever applies the rendering (kubectl, Helm, Argo CD) writes
+				// the manifest's data: a manager other than ESO owns it, which is
+				// what the adoption detector's owner_over_existing reads.
+				rec.Managers = []model.ManagedField{{Manager: "manifest", Operation: "Apply", OwnsData: true}}
+			}
 			for k, ki := range doc.rec.Keys.All() {
 				keys = append([]model.KeyEntry{{Name: k, KeyInfo: ki}}, keys...)
 			}

@@ -97,7 +97,7 @@ func (e *evaluation) judge() {
 			e.missingKey(f, ns)
 		case "absent_secret":
 			e.absentSecret(f, ns)
-		case detect.UnsafeImplicitCreationPolicy, detect.UnsafeDeleteWithMerge, detect.UnsafeUnexpectedKeys:
+		case detect.UnsafeImplicitCreationPolicy, detect.UnsafeOwnerOverExisting, detect.UnsafeDeleteWithMerge, detect.UnsafeUnexpectedKeys:
 			e.unsafe(f, ns)
 		case "duplicate_credentials":
 			e.duplicate(f, ns)
@@ -314,6 +314,11 @@ func (e *evaluation) unsafe(f Finding, ns string) {
 			"and deleting the ExternalSecret garbage-collects it; set creationPolicy explicitly (Owner, Orphan, Merge or None)", ns, name, target)
 		line := d.lineOf("spec", "target")
 		f.Locations = []Location{e.loc(d, line, "spec.target.creationPolicy (absent)")}
+	case detect.UnsafeOwnerOverExisting:
+		f.Message = fmt.Sprintf("ExternalSecret %s/%s (creationPolicy Owner) writes Secret %s, which the rendering also defines with data: "+
+			"ESO takes it over and rewrites it, the next apply of the manifest writes the manifest's data back, "+
+			"and deleting the ExternalSecret garbage-collects it; drop the Secret manifest, or use creationPolicy Merge", ns, name, target)
+		f.Locations = append([]Location{e.loc(d, d.lineOf("spec", "target"), "spec.target")}, e.secretLocs(model.Ref{Namespace: ns, Name: target})[:1]...)
 	case detect.UnsafeDeleteWithMerge:
 		f.Message = fmt.Sprintf("ExternalSecret %s/%s combines deletionPolicy Delete with creationPolicy Merge: ESO's admission webhook rejects it "+
 			"(\"deletionPolicy=Delete must not be used when the controller doesn't own the secret\"); where the webhook is not installed, "+

@@ -36,6 +36,8 @@ var Rules = []Rule{
 		Why: "a workload reads a Secret that is not in the rendering and that no ExternalSecret of it writes (only with --strict: otherwise it is assumed to exist)"},
 	{ID: detect.UnsafeImplicitCreationPolicy, Family: "driftwatch_externalsecret_unsafe", Label: "reason", Value: detect.UnsafeImplicitCreationPolicy, Detector: "adoption",
 		Why: "an ExternalSecret without spec.target.creationPolicy gets Owner: ESO takes over an existing Secret of that name, and deleting the ExternalSecret garbage-collects it"},
+	{ID: detect.UnsafeOwnerOverExisting, Family: "driftwatch_externalsecret_unsafe", Label: "reason", Value: detect.UnsafeOwnerOverExisting, Detector: "adoption",
+		Why: "an ExternalSecret with creationPolicy Owner writes a Secret the rendering also defines with data: ESO takes it over and rewrites it, the next apply of the manifest rewrites it back, and deleting the ExternalSecret garbage-collects it"},
 	{ID: detect.UnsafeDeleteWithMerge, Family: "driftwatch_externalsecret_unsafe", Label: "reason", Value: detect.UnsafeDeleteWithMerge, Detector: "adoption",
 		Why: "deletionPolicy Delete with creationPolicy Merge: a key that disappears from the store is deleted from a Secret ESO does not own"},
 	{ID: detect.UnsafeUnexpectedKeys, Family: "driftwatch_externalsecret_unsafe", Label: "reason", Value: detect.UnsafeUnexpectedKeys, Detector: "adoption",

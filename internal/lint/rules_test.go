@@ -123,6 +123,17 @@ apiVersion: v1
 kind: Secret
 metadata: {name: db, namespace: shop}
 `, false, []string{"delete_with_merge@10"}},
+		{"Owner over a Secret the rendering also defines with data", strings.Replace(deployReading, "key: password", "key: username", 1) + "---\n" + esDB + `---
+apiVersion: v1
+kind: Secret
+metadata: {name: db, namespace: shop}
+data: {password: cGFzcw==}
+`, false, []string{"data_in_manifest@34", "owner_over_existing@25"}},
+		{"Owner over an empty placeholder Secret: no second writer of data", esDB + `---
+apiVersion: v1
+kind: Secret
+metadata: {name: db, namespace: shop}
+`, false, nil},
 		{"expected-keys annotation naming a key nothing writes", strings.Replace(esDB, "  namespace: shop\n", "  namespace: shop\n  annotations:\n    driftwatch.io/expected-keys: username,url\n", 1),
 			false, []string{"missing_key@7"}},
 		{"duplicate credentials", `apiVersion: v1
