@@ -1,6 +1,8 @@
 package collectors
 
 import (
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -92,9 +94,15 @@ func init() {
 
 func emitFlips(e *emitter, v model.View, a model.Availability, now time.Time) {
 	for _, f := range detect.Flapping(v, a, now, FlapThreshold()) {
-		e.counter(descFlipsTotal, float64(f.Total), f.Namespace, f.Secret)
+		if fc := e.counter(descFlipsTotal, float64(f.Total), f.Namespace, f.Secret); fc != nil {
+			fc.Evidence = fmt.Sprintf("a key returned to an earlier value %d time(s) since the agent started", f.Total)
+		}
 		if f.Flapping {
-			e.gauge(descFlapping, float64(f.FlipsInWindow), f.Namespace, f.Secret, joinBounded(f.Writers, maxWritersLabel))
+			if fl := e.gauge(descFlapping, float64(f.FlipsInWindow), f.Namespace, f.Secret, joinBounded(f.Writers, maxWritersLabel)); fl != nil {
+				fl.Evidence = fmt.Sprintf("%d return(s) to an earlier value within the flip window; data writers: %s",
+					f.FlipsInWindow, strings.Join(f.Writers, ", "))
+				fl.Consumers = readers(v, a, f.Namespace, f.Secret)
+			}
 		}
 	}
 }
@@ -108,7 +116,23 @@ func emitStalePods(e *emitter, v model.View, a model.Availability, _ time.Time) 
 		e.gauge(descPodStale, s.Seconds, s.Namespace, s.Pod, s.Container, s.Secret, string(s.Via), string(s.ChangeSource))
 	}
 	for _, w := range res.Workloads {
-		e.gauge(descWorkloadStale, float64(w.Pods), w.Namespace, w.WorkloadKind, w.Workload, w.Secret, string(w.ChangeSource))
+		f := e.gauge(descWorkloadStale, float64(w.Pods), w.Namespace, w.WorkloadKind, w.Workload, w.Secret, string(w.ChangeSource))
+		if f == nil {
+			continue
+		}
+		var changed time.Time
+		for _, s := range res.Stale {
+			if s.Namespace == w.Namespace && s.Workload == w.Workload && s.WorkloadKind == w.WorkloadKind && s.Secret == w.Secret && s.Changed.After(changed) {
+				changed = s.Changed
+			}
+		}
+		how := "observed by the watch"
+		if w.ChangeSource == detect.ChangeManagedFields {
+			how = "inferred at agent start from managedFields (a metadata-only edit by a data owner moves it too)"
+		}
+		f.Evidence = fmt.Sprintf("%d running pod(s) read Secret %s once at start (env, envFrom or subPath) and started before its data changed at %s (%s)",
+			w.Pods, w.Secret, changed.UTC().Format(time.RFC3339), how)
+		f.Consumers = []Consumer{{Kind: w.WorkloadKind, Name: w.Workload, Pods: w.Pods}}
 	}
 	for _, c := range res.Changes {
 		e.gauge(descLastDataChange, float64(c.Time.UnixNano())/1e9, c.Namespace, c.Secret, string(c.Source))

@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -74,7 +75,17 @@ func NotConvergingThreshold() time.Duration { return time.Duration(notConverging
 
 func emitLastApplied(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	for _, t := range detect.LastAppliedTruncated(v, a) {
-		e.gauge(descLastAppliedTruncated, float64(t.Missing), t.Namespace, t.Kind, t.Name, t.Cause)
+		f := e.gauge(descLastAppliedTruncated, float64(t.Missing), t.Namespace, t.Kind, t.Name, t.Cause)
+		if f == nil {
+			continue
+		}
+		f.Evidence = map[string]string{
+			detect.CauseTruncatedPatch:     "the last kubectl apply (its writer still holds the list) lacked %d entr(y/ies) of the desired state (Argo CD target or Helm release)",
+			detect.CauseRevertedAfterApply: "the last apply held every desired entry, but the live object lacks %d of them",
+			detect.CauseLiveShorter:        "the live object lacks %d entr(y/ies) of its last kubectl apply; the next apply restores them",
+			detect.CauseLastAppliedShorter: "the live list has %d entr(y/ies) its last kubectl apply lacks; the next apply drops them",
+		}[t.Cause]
+		f.Evidence = fmt.Sprintf(f.Evidence, t.Missing)
 	}
 }
 
@@ -84,7 +95,13 @@ func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.T
 		if t.RespectIgnoreDifferences {
 			respect = "true"
 		}
-		e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect, string(t.Effect))
+		if f := e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect, string(t.Effect)); f != nil {
+			f.Evidence = map[detect.TrapEffect]string{
+				detect.EffectRebuildsList:          "with RespectIgnoreDifferences every sync rebuilds the list from live: entries added in Git never ship",
+				detect.EffectRebuildsListIfPresent: "with RespectIgnoreDifferences a sync rebuilds the list from live whenever live has the ignored field",
+				detect.EffectHidesNewEntries:       "the diff ignores whole list entries: entries added in Git do not make the Application OutOfSync",
+			}[t.Effect] + fmt.Sprintf(" (ignoreDifferences %s on %s)", t.Path, t.Kind)
+		}
 	}
 }
 
@@ -94,6 +111,9 @@ func emitArgoNotConverging(e *emitter, v model.View, a model.Availability, now t
 		if n.Automated {
 			automated = "true"
 		}
-		e.gauge(descArgoNotConverging, n.Seconds, n.Namespace, n.Application, automated)
+		if f := e.gauge(descArgoNotConverging, n.Seconds, n.Namespace, n.Application, automated); f != nil {
+			f.Evidence = fmt.Sprintf("OutOfSync for %s at the revision its last sync applied with phase Succeeded (automated=%s)",
+				time.Duration(n.Seconds*float64(time.Second)).Round(time.Second), automated)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -121,7 +122,9 @@ func emitCompare(e *emitter, v model.View, a model.Availability, _ time.Time) {
 		e.gauge(descCompareReady, b2f(p.Ready), p.Namespace, p.Secret, p.CompareWith)
 		if !e.cfg.NoKeyLabel {
 			for _, k := range p.Keys {
-				e.gauge(descCompareMismatch, 1, p.Namespace, p.Secret, p.CompareWith, k.Key, k.Verdict, k.Hint)
+				if f := e.gauge(descCompareMismatch, 1, p.Namespace, p.Secret, p.CompareWith, k.Key, k.Verdict, k.Hint); f != nil {
+					f.Evidence = fmt.Sprintf("compared with %s: key %s %s %s", p.CompareWith, k.Key, k.Verdict, k.Hint)
+				}
 			}
 			continue
 		}
@@ -144,17 +147,32 @@ func emitCompare(e *emitter, v model.View, a model.Availability, _ time.Time) {
 
 func emitAdoption(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	for _, u := range detect.UnsafeExternalSecrets(v, a) {
-		e.gauge(descUnsafe, 1, u.Namespace, u.ExternalSecret, u.Reason)
+		if f := e.gauge(descUnsafe, 1, u.Namespace, u.ExternalSecret, u.Reason); f != nil {
+			f.Evidence = map[string]string{
+				detect.UnsafeImplicitCreationPolicy: "what was applied sets no spec.target.creationPolicy: Owner by default, so deleting the ExternalSecret deletes the Secret",
+				detect.UnsafeOwnerOverExisting:      "creationPolicy Owner over a Secret that existed before it, not taken over yet: ESO will delete the keys it does not manage",
+				detect.UnsafeDeleteWithMerge:        "deletionPolicy Delete with creationPolicy Merge: a key gone from the store is deleted from a Secret ESO does not own",
+				detect.UnsafeUnexpectedKeys:         fmt.Sprintf("dataFrom.find brought %d key(s) outside the declared driftwatch.io/expected-keys", u.Keys),
+			}[u.Reason]
+		}
 	}
 	for _, d := range detect.DuplicateCredentials(v, a) {
-		e.gauge(descDuplicate, 1, d.Namespace, d.Secret, d.DuplicateOf)
+		if f := e.gauge(descDuplicate, 1, d.Namespace, d.Secret, d.DuplicateOf); f != nil {
+			f.Evidence = "the same key names, lengths and keyed fingerprints as Secret " + d.DuplicateOf
+			f.Consumers = readers(v, a, d.Namespace, d.Secret)
+		}
 	}
 	for _, l := range detect.LastAppliedDataSecrets(v, a) {
 		stale := "false"
 		if l.Stale {
 			stale = "true"
 		}
-		e.gauge(descLastAppliedData, 1, l.Namespace, l.Secret, stale)
+		if f := e.gauge(descLastAppliedData, 1, l.Namespace, l.Secret, stale); f != nil {
+			f.Evidence = "the kubectl.kubernetes.io/last-applied-configuration annotation carries data values"
+			if l.Stale {
+				f.Evidence += ", and they differ from the live ones (by fingerprint)"
+			}
+		}
 	}
 }
 
@@ -164,6 +182,12 @@ func emitWorkloadIdentity(e *emitter, v model.View, a model.Availability, _ time
 		if p.Info {
 			d = descIdentityInfo
 		}
-		e.gauge(d, 1, p.Namespace, p.ServiceAccount, p.Provider, p.StoreKind, p.StoreNamespace, p.Store, p.Reason)
+		if f := e.gauge(d, 1, p.Namespace, p.ServiceAccount, p.Provider, p.StoreKind, p.StoreNamespace, p.Store, p.Reason); f != nil {
+			if p.Reason == detect.IdentitySAAbsent {
+				f.Evidence = fmt.Sprintf("%s %s authenticates to %s as ServiceAccount %s/%s, which does not exist", p.StoreKind, p.Store, p.Provider, p.Namespace, p.ServiceAccount)
+			} else {
+				f.Evidence = fmt.Sprintf("%s %s authenticates to %s as ServiceAccount %s/%s, which lacks the provider's workload-identity annotation", p.StoreKind, p.Store, p.Provider, p.Namespace, p.ServiceAccount)
+			}
+		}
 	}
 }

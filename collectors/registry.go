@@ -1,7 +1,9 @@
 package collectors
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/driftwatch/driftwatch/detect"
@@ -156,8 +158,17 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 	}
 	for _, m := range res.Missing {
 		optional := strconv.FormatBool(m.Optional)
+		var f *Finding
 		if !e.cfg.NoKeyLabel {
-			e.gauge(descMissingKey, 1, m.Namespace, m.Secret, m.Key, string(m.Source), optional)
+			f = e.gauge(descMissingKey, 1, m.Namespace, m.Secret, m.Key, string(m.Source), optional)
+		} else {
+			f = e.record(descMissingKey, 1, m.Namespace, m.Secret, m.Key, string(m.Source), optional)
+		}
+		if f != nil {
+			sec, _ := v.Secret(m.Namespace, m.Secret)
+			f.Evidence = fmt.Sprintf("%s expect%s key %s; the Secret has %s", expectedBy(m.Source, m.Consumers, m.Optional),
+				plural(len(m.Consumers)), m.Key, keyList(sec))
+			f.Consumers = readers(v, a, m.Namespace, m.Secret)
 		}
 		k := sk{m.Namespace, m.Secret, string(m.Source), optional}
 		if _, ok := counts[k]; !ok {
@@ -170,7 +181,11 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 		e.gauge(descMissingKeys, float64(counts[k]), k.ns, k.secret, k.src, k.optional)
 	}
 	for _, ab := range res.Absent {
-		e.gauge(descAbsent, 1, ab.Namespace, ab.Secret, string(ab.Source))
+		if f := e.gauge(descAbsent, 1, ab.Namespace, ab.Secret, string(ab.Source)); f != nil {
+			f.Evidence = fmt.Sprintf("%s expect%s Secret %s/%s, which does not exist", expectedBy(ab.Source, ab.Consumers, false),
+				plural(len(ab.Consumers)), ab.Namespace, ab.Secret)
+			f.Consumers = readers(v, a, ab.Namespace, ab.Secret)
+		}
 		addConsumers(ab.Namespace, ab.Secret, ab.Consumers)
 	}
 	for _, k := range corder {
@@ -203,23 +218,42 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 
 func emitReadyButShort(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	for _, r := range detect.ReadyButShortES(v, a) {
-		e.gauge(descReadyButShort, float64(r.Missing), r.Namespace, r.ExternalSecret, r.Secret, r.Reason)
+		f := e.gauge(descReadyButShort, float64(r.Missing), r.Namespace, r.ExternalSecret, r.Secret, r.Reason)
+		if f == nil {
+			continue
+		}
+		switch r.Reason {
+		case detect.ShortAbsent:
+			f.Evidence = fmt.Sprintf("Ready=True %s; its target Secret %s does not exist", r.ReadyReason, r.Secret)
+		case detect.ShortEmpty:
+			f.Evidence = fmt.Sprintf("Ready=True %s; its target Secret %s holds no key", r.ReadyReason, r.Secret)
+		default:
+			f.Evidence = fmt.Sprintf("Ready=True %s; the Secret has %d of the %d keys the ExternalSecret renders; missing: %s",
+				r.ReadyReason, len(r.Expected)-len(r.MissingKeys), len(r.Expected), strings.Join(r.MissingKeys, ", "))
+		}
+		f.Consumers = readers(v, a, r.Namespace, r.Secret)
 	}
 }
 
 func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Time) {
 	res := detect.SyncHealth(v, a, now, e.cfg.OverdueFactor)
 	for _, n := range res.NotReady {
-		e.gauge(descNotReady, 1, n.Namespace, n.ExternalSecret, n.Reason)
+		if f := e.gauge(descNotReady, 1, n.Namespace, n.ExternalSecret, n.Reason); f != nil {
+			f.Evidence = "Ready is not True: reason " + n.Reason + "; the target keeps its last data and stops refreshing"
+		}
 	}
 	for _, s := range res.Ages {
 		e.gauge(descSyncAge, s.Age.Seconds(), s.Namespace, s.ExternalSecret)
 		if s.Overdue {
-			e.gauge(descSyncOverdue, 1, s.Namespace, s.ExternalSecret)
+			if f := e.gauge(descSyncOverdue, 1, s.Namespace, s.ExternalSecret); f != nil {
+				f.Evidence = fmt.Sprintf("last refresh %s ago, more than %g × its refreshInterval", s.Age.Round(time.Second), e.cfg.OverdueFactor)
+			}
 		}
 	}
 	for _, s := range res.Stores {
-		e.gauge(descStoreNotReady, 1, s.Namespace, s.Kind, s.Store, s.Reason)
+		if f := e.gauge(descStoreNotReady, 1, s.Namespace, s.Kind, s.Store, s.Reason); f != nil {
+			f.Evidence = s.Kind + " Ready is not True: reason " + s.Reason + "; the ExternalSecrets using it stop refreshing"
+		}
 	}
 }
 
