@@ -364,7 +364,9 @@ func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *Findin
 	return &e.found[len(e.found)-1]
 }
 
-func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) *Finding { return e.gauge(d, v, labels...) }
+func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) *Finding {
+	return e.gauge(d, v, labels...)
+}
 
 func b2f(b bool) float64 {
 	if b {
