@@ -74,6 +74,9 @@ type group struct {
 	suspect  atomic.Bool  // a synced group got a 403/401; recheckDegraded confirms it
 	reason   atomic.Value // string
 	absent   bool         // optional API not served
+	// vanishing counts the discovery rounds in a row that found the API of a
+	// running informer not served (the discovery loop only).
+	vanishing int
 }
 
 type eventKey struct {
@@ -569,7 +572,20 @@ func (m *Manager) discover(ctx context.Context) {
 			if g == nil && want == "" {
 				m.markAbsent(api.res)
 			}
+			if g != nil {
+				g.vanishing = 0
+			}
 			continue
+		}
+		// A running informer whose API reads as not served is stopped only when
+		// the next round says so too: a kube-apiserver that has just restarted
+		// answers discovery before its CRDs are registered, and stopping then
+		// would clear real findings until the next round brought them back.
+		if want == "" && g != nil && g.cancel != nil {
+			if g.vanishing++; g.vanishing < 2 {
+				m.log.Debug("API not served; confirming at the next discovery", "resource", api.res)
+				continue
+			}
 		}
 		if g != nil && g.cancel != nil {
 			g.cancel()
