@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -29,6 +30,15 @@ type Config struct {
 	Now       func() time.Time
 	// Logger receives a line when a detector fails.
 	Logger *slog.Logger
+	// FlapThreshold: flips within the history window that make a Secret
+	// flapping (default detect.DefaultFlapThreshold).
+	FlapThreshold int
+	// NotConvergingThreshold: how long an Application may stay OutOfSync at
+	// its synced revision before it is reported (default 10m).
+	NotConvergingThreshold time.Duration
+	// ESOServiceAccount is the ESO controller's ServiceAccount, which ambient
+	// store auth runs as (default detect.DefaultESOServiceAccount).
+	ESOServiceAccount model.Ref
 }
 
 func (c *Config) defaults() {
@@ -40,6 +50,18 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.FlapThreshold < 1 {
+		c.FlapThreshold = detect.DefaultFlapThreshold
+	}
+	if c.NotConvergingThreshold <= 0 {
+		c.NotConvergingThreshold = DefaultNotConvergingThreshold
+	}
+	if c.ESOServiceAccount.Namespace == "" {
+		c.ESOServiceAccount.Namespace = detect.DefaultESOServiceAccount.Namespace
+	}
+	if c.ESOServiceAccount.Name == "" {
+		c.ESOServiceAccount.Name = detect.DefaultESOServiceAccount.Name
 	}
 }
 

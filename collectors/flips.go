@@ -3,7 +3,6 @@ package collectors
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,23 +14,6 @@ import (
 // maxWritersLabel bounds the writers label of driftwatch_secret_flapping (bytes;
 // cut on a manager-name boundary with ",..." when longer).
 const maxWritersLabel = 200
-
-var flapThreshold atomic.Int64
-
-func init() { flapThreshold.Store(detect.DefaultFlapThreshold) }
-
-// SetFlapThreshold sets how many flips within the history window make a Secret
-// flapping (driftwatch_secret_flapping); values below 1 restore the default (2).
-// Call it before serving metrics.
-func SetFlapThreshold(n int) {
-	if n < 1 {
-		n = detect.DefaultFlapThreshold
-	}
-	flapThreshold.Store(int64(n))
-}
-
-// FlapThreshold returns the threshold in use.
-func FlapThreshold() int { return int(flapThreshold.Load()) }
 
 var (
 	descFlipsTotal = declare(Family{
@@ -93,7 +75,7 @@ func init() {
 }
 
 func emitFlips(e *emitter, v model.View, a model.Availability, now time.Time) {
-	for _, f := range detect.Flapping(v, a, now, FlapThreshold()) {
+	for _, f := range detect.Flapping(v, a, now, e.cfg.FlapThreshold) {
 		if fc := e.counter(descFlipsTotal, float64(f.Total), f.Namespace, f.Secret); fc != nil {
 			fc.Evidence = fmt.Sprintf("a key returned to an earlier value %d time(s) since the agent started", f.Total)
 		}

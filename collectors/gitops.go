@@ -2,7 +2,6 @@ package collectors
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/driftwatch/driftwatch/detect"
@@ -48,10 +47,7 @@ var (
 // a successful sync before driftwatch_argocd_not_converging reports it.
 const DefaultNotConvergingThreshold = 10 * time.Minute
 
-var notConvergingThreshold atomic.Int64
-
 func init() {
-	notConvergingThreshold.Store(int64(DefaultNotConvergingThreshold))
 	register(
 		// Secrets are the base; the ExternalSecret half is gated inside the detector
 		// on the ExternalSecrets cache, the desired lists on the Helm cache.
@@ -60,18 +56,6 @@ func init() {
 		detector{name: "argocd_not_converging", requires: []model.Resource{model.ResApplications}, emit: emitArgoNotConverging},
 	)
 }
-
-// SetNotConvergingThreshold sets the not-converging threshold (a flag of
-// cmd/agent); d <= 0 restores the default.
-func SetNotConvergingThreshold(d time.Duration) {
-	if d <= 0 {
-		d = DefaultNotConvergingThreshold
-	}
-	notConvergingThreshold.Store(int64(d))
-}
-
-// NotConvergingThreshold returns the threshold in use.
-func NotConvergingThreshold() time.Duration { return time.Duration(notConvergingThreshold.Load()) }
 
 func emitLastApplied(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	for _, t := range detect.LastAppliedTruncated(v, a) {
@@ -106,7 +90,7 @@ func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.T
 }
 
 func emitArgoNotConverging(e *emitter, v model.View, a model.Availability, now time.Time) {
-	for _, n := range detect.NotConvergingApps(v, a, now, NotConvergingThreshold()) {
+	for _, n := range detect.NotConvergingApps(v, a, now, e.cfg.NotConvergingThreshold) {
 		automated := "false"
 		if n.Automated {
 			automated = "true"

@@ -2,7 +2,6 @@ package collectors
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/driftwatch/driftwatch/detect"
@@ -79,33 +78,6 @@ var (
 	})
 )
 
-var (
-	esoSAMu sync.RWMutex
-	esoSA   = detect.DefaultESOServiceAccount
-)
-
-// SetESOControllerServiceAccount sets the ServiceAccount of the ESO controller,
-// which ambient store auth runs as (default external-secrets/external-secrets).
-// Empty arguments keep the corresponding default.
-func SetESOControllerServiceAccount(ns, name string) {
-	esoSAMu.Lock()
-	defer esoSAMu.Unlock()
-	esoSA = detect.DefaultESOServiceAccount
-	if ns != "" {
-		esoSA.Namespace = ns
-	}
-	if name != "" {
-		esoSA.Name = name
-	}
-}
-
-// ESOControllerServiceAccount returns the configured ESO controller ServiceAccount.
-func ESOControllerServiceAccount() model.Ref {
-	esoSAMu.RLock()
-	defer esoSAMu.RUnlock()
-	return esoSA
-}
-
 func init() {
 	register(
 		detector{name: "compare", requires: []model.Resource{model.ResSecrets}, emit: emitCompare, perNamespace: true},
@@ -177,7 +149,7 @@ func emitAdoption(e *emitter, v model.View, a model.Availability, _ time.Time) {
 }
 
 func emitWorkloadIdentity(e *emitter, v model.View, a model.Availability, _ time.Time) {
-	for _, p := range detect.WorkloadIdentity(v, a, ESOControllerServiceAccount()) {
+	for _, p := range detect.WorkloadIdentity(v, a, e.cfg.ESOServiceAccount) {
 		d := descIdentityMissing
 		if p.Info {
 			d = descIdentityInfo

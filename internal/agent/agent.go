@@ -79,6 +79,9 @@ func New(c Clients, cfg Config) *Agent {
 		opts.NamespaceFilter = ShardFilter(cfg.Shard, cfg.Shards)
 	}
 	mgr := kube.NewManager(c.Core, c.Dynamic, c.Discovery, store, tr, opts)
+	if cfg.Findings.Logger == nil {
+		cfg.Findings.Logger = log
+	}
 	findings := dwcollectors.NewFindings(store, mgr, cfg.Findings)
 	others := []prometheus.Collector{
 		collectors.NewGoCollector(),

@@ -16,6 +16,7 @@ import (
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 // Severity of a finding: the severity its family declares in the catalog
@@ -229,13 +230,14 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		fmt.Fprintf(stderr, "agent check: --fail-on %q: want critical, warning or info\n", *failOn)
 		return ExitError
 	}
+	var findingsCfg dwcollectors.Config
 	if *esoSA != "" {
 		ns, name, ok := splitRef(*esoSA)
 		if !ok {
 			fmt.Fprintf(stderr, "agent check: --eso-service-account %q: want NAMESPACE/NAME\n", *esoSA)
 			return ExitError
 		}
-		dwcollectors.SetESOControllerServiceAccount(ns, name)
+		findingsCfg.ESOServiceAccount = model.Ref{Namespace: ns, Name: name}
 	}
 	clients, err := connect(*kubeconfig, *kctx)
 	if err != nil {
@@ -252,6 +254,7 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		ExcludeNamespaces: splitList(*excludeNS),
 		DiscoveryInterval: time.Hour, // one pass: discovery runs once at start
 		Logger:            log,
+		Findings:          findingsCfg,
 	}
 	a := agent.New(clients, cfg)
 
