@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"flag"
 	"os"
-	"regexp"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
