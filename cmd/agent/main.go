@@ -20,18 +20,12 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
-	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -142,36 +136,6 @@ func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// restConfig resolves the connection: --kubeconfig, else in-cluster, else the
-// default loading rules ($KUBECONFIG, ~/.kube/config).
-func restConfig(path, kctx string) (*rest.Config, error) {
-	if path == "" && kctx == "" {
-		if c, err := rest.InClusterConfig(); err == nil {
-			return c, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: kctx}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("no cluster to watch (try --kubeconfig, or --demo): %w", err)
-	}
-	return cfg, nil
-}
-
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -220,36 +184,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			o.discoveryInterval = 2 * time.Second
 		}
 	} else {
-		rc, err := restConfig(o.kubeconfig, o.kubeContext)
+		c, rc, err := agent.Connect(o.kubeconfig, o.kubeContext, "driftwatch/"+version)
 		if err != nil {
 			fmt.Fprintln(stderr, "agent:", err)
 			return 2
 		}
-		rc.UserAgent = "driftwatch/" + version
-		rc.QPS, rc.Burst = 20, 40
-		// Typed clientset over protobuf; dynamic and discovery stay JSON.
-		cs, err := kubernetes.NewForConfig(kube.ProtobufConfig(rc))
-		if err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
-		}
-		dyn, err := dynamic.NewForConfig(rc)
-		if err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
-		}
-		disco, err := discovery.NewDiscoveryClientForConfig(rc)
-		if err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
-		}
-		clients = agent.Clients{Core: cs, Dynamic: dyn, Discovery: disco}
+		clients = c
 		log.Info("connecting", "host", rc.Host)
 	}
 	cfg := agent.Config{
 		Listen:            o.listen,
-		Namespaces:        splitList(o.namespaces),
-		ExcludeNamespaces: splitList(o.excludeNS),
+		Namespaces:        agent.SplitList(o.namespaces),
+		ExcludeNamespaces: agent.SplitList(o.excludeNS),
 		Shard:             o.shard,
 		Shards:            o.shards,
 		DiscoveryInterval: o.discoveryInterval,

@@ -250,8 +250,8 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := agent.Config{
-		Namespaces:        splitList(*namespaces),
-		ExcludeNamespaces: splitList(*excludeNS),
+		Namespaces:        agent.SplitList(*namespaces),
+		ExcludeNamespaces: agent.SplitList(*excludeNS),
 		DiscoveryInterval: time.Hour, // one pass: discovery runs once at start
 		Logger:            log,
 		Findings:          findingsCfg,
@@ -270,13 +270,7 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	for !a.Manager.Ready() {
 		select {
 		case <-deadline.C:
-			var waiting []string
-			for _, st := range a.Manager.States() {
-				if st.Reason == "not_started" || st.Enabled && !st.Degraded && !st.Synced {
-					waiting = append(waiting, string(st.Resource))
-				}
-			}
-			fmt.Fprintf(stderr, "agent check: informers did not sync within %s: %s\n", *timeout, strings.Join(waiting, ","))
+			fmt.Fprintf(stderr, "agent check: informers did not sync within %s: %s\n", *timeout, strings.Join(a.Manager.Waiting(), ","))
 			return ExitError
 		case <-tick.C:
 		}
@@ -319,14 +313,4 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		return ExitFinding
 	}
 	return ExitOK
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -665,16 +665,18 @@ func (m *Manager) States() []model.ResourceState {
 	return out
 }
 
-// Ready reports whether every enabled resource has synced. A degraded resource
-// (access lost) is not waited for: its detectors are paused and say so.
-func (m *Manager) Ready() bool {
+// Waiting lists the resources Ready waits for: not started yet, or enabled,
+// permitted and not synced.
+func (m *Manager) Waiting() []string {
+	var out []string
 	for _, st := range m.States() {
-		if st.Reason == "not_started" {
-			return false
-		}
-		if st.Enabled && !st.Degraded && !st.Synced {
-			return false
+		if st.Reason == "not_started" || st.Enabled && !st.Degraded && !st.Synced {
+			out = append(out, string(st.Resource))
 		}
 	}
-	return true
+	return out
 }
+
+// Ready reports whether every enabled resource has synced. A degraded resource
+// (access lost) is not waited for: its detectors are paused and say so.
+func (m *Manager) Ready() bool { return len(m.Waiting()) == 0 }

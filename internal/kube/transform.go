@@ -24,24 +24,12 @@ import (
 	"github.com/driftwatch/driftwatch/internal/parse"
 )
 
-// Well-known annotations and labels.
-const (
-	AnnExpectedKeys = "driftwatch.io/expected-keys"
-	AnnCompareWith  = "driftwatch.io/compare-with"
-	AnnLastApplied  = "kubectl.kubernetes.io/last-applied-configuration"
-	LabelESOManaged = "reconcile.external-secrets.io/managed"
-
-	AnnAWSRoleARN     = "eks.amazonaws.com/role-arn"
-	AnnAzureClientID  = "azure.workload.identity/client-id"
-	AnnGKEServiceAcct = "iam.gke.io/gcp-service-account"
-)
-
 // keptAnnotation says which annotations survive the transform. Values of these are
 // configuration, never secret data; ESO's data-hash annotation (a hash of the data)
 // is deliberately not kept.
 func keptAnnotation(k string) bool {
 	switch k {
-	case AnnExpectedKeys, AnnCompareWith, AnnAWSRoleARN, AnnAzureClientID, AnnGKEServiceAcct, model.AnnIgnore:
+	case model.AnnExpectedKeys, model.AnnCompareWith, model.AnnAWSRoleARN, model.AnnAzureClientID, model.AnnGKEServiceAcct, model.AnnIgnore:
 		return true
 	}
 	return false
@@ -49,7 +37,7 @@ func keptAnnotation(k string) bool {
 
 func keptLabel(k string) bool {
 	switch k {
-	case LabelESOManaged, "azure.workload.identity/use":
+	case model.LabelESOManaged, "azure.workload.identity/use":
 		return true
 	}
 	return false
@@ -194,7 +182,7 @@ func (t *Transformer) Secret(obj any) (any, error) {
 		keys = append(keys, model.KeyEntry{Name: k, KeyInfo: t.FP.Key([]byte(v))})
 	}
 	rec.Keys = model.NewKeySetOf(keys)
-	if la, ok := s.Annotations[AnnLastApplied]; ok {
+	if la, ok := s.Annotations[model.AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
 		if rec.LastApplied.Name == rec.Name {
 			rec.LastApplied.Name = rec.Name // one string, not two
@@ -203,12 +191,12 @@ func (t *Transformer) Secret(obj any) (any, error) {
 		rec.LastApplied.HoldsList = holds[0]
 		t.decodeProblem("secrets", &s.ObjectMeta, "last-applied", rec.LastApplied.Err)
 	}
-	if ek, ok := s.Annotations[AnnExpectedKeys]; ok {
+	if ek, ok := s.Annotations[model.AnnExpectedKeys]; ok {
 		keys, err := parse.ExpectedKeys(ek)
 		rec.ExpectedKeys = keys
 		if err != nil {
 			rec.ExpectedKeysErr = err.Error()
-			t.decodeProblem("secrets", &s.ObjectMeta, AnnExpectedKeys, rec.ExpectedKeysErr)
+			t.decodeProblem("secrets", &s.ObjectMeta, model.AnnExpectedKeys, rec.ExpectedKeysErr)
 		}
 	}
 	s.Data, s.StringData = nil, nil
@@ -527,7 +515,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		Managers:   parse.ManagedFields(mf, "f:spec"),
 	}
 	t.decodeProblem("externalsecrets", &meta, "spec", decodeErr)
-	if la, ok := ann[AnnLastApplied]; ok {
+	if la, ok := ann[model.AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
 		if rec.LastApplied.Name == rec.Name {
 			rec.LastApplied.Name = rec.Name
@@ -536,12 +524,12 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		rec.LastApplied.HoldsList, rec.LastApplied.HoldsCreationPolicy = holds[0], holds[1]
 		t.decodeProblem("externalsecrets", &meta, "last-applied", rec.LastApplied.Err)
 	}
-	if ek, ok := ann[AnnExpectedKeys]; ok {
+	if ek, ok := ann[model.AnnExpectedKeys]; ok {
 		keys, err := parse.ExpectedKeys(ek)
 		rec.ExpectedKeys = keys
 		if err != nil {
 			rec.ExpectedKeysErr = err.Error()
-			t.decodeProblem("externalsecrets", &meta, AnnExpectedKeys, rec.ExpectedKeysErr)
+			t.decodeProblem("externalsecrets", &meta, model.AnnExpectedKeys, rec.ExpectedKeysErr)
 		}
 	}
 	rec.CreationPolicyApplied = creationPolicyApplied(mf)
