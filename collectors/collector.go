@@ -235,7 +235,7 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 				continue
 			}
 			start := time.Now()
-			ok := true
+			var ok bool
 			if d.perNamespace && !f.noSplit {
 				ok = f.emitPerNamespace(e, d, v, avail, now, needMetrics, result)
 			} else {

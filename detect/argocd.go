@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/argocd/ignorepath"
 	"github.com/driftwatch/driftwatch/internal/argocd/syncpatch"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -104,14 +104,14 @@ var alwaysPresent = map[[2]string]map[string][][]string{
 
 // present reports whether the part of list elements that segs[list:] selects is
 // in every live element of a non-empty list.
-func present(group, kind string, segs []argocd.Segment, list int) bool {
+func present(group, kind string, segs []ignorepath.Segment, list int) bool {
 	step := segs[list]
-	if step.Kind != argocd.SegIter && (step.Kind != argocd.SegIndex || step.Index != 0) {
+	if step.Kind != ignorepath.SegIter && (step.Kind != ignorepath.SegIndex || step.Index != 0) {
 		return false // [N], [N:M], "-": the element may not exist
 	}
 	var rest []string
 	for _, s := range segs[list+1:] {
-		if s.Kind != argocd.SegField {
+		if s.Kind != ignorepath.SegField {
 			return false // a filter or a nested list: depends on the values
 		}
 		rest = append(rest, s.Name)
@@ -121,7 +121,7 @@ func present(group, kind string, segs []argocd.Segment, list int) bool {
 	}
 	var field []string
 	for _, s := range segs[:list] {
-		if s.Kind == argocd.SegField {
+		if s.Kind == ignorepath.SegField {
 			field = append(field, s.Name)
 		}
 	}
@@ -136,19 +136,19 @@ func present(group, kind string, segs []argocd.Segment, list int) bool {
 // hidesEntries reports whether a path that steps into the list at segs[list]
 // ignores whole elements from there on (every element, or an open slice), so an
 // entry appended in Git leaves the normalized diff unchanged.
-func hidesEntries(segs []argocd.Segment, list int) bool {
+func hidesEntries(segs []ignorepath.Segment, list int) bool {
 	step := segs[list]
-	open := step.Kind == argocd.SegIter || (step.Kind == argocd.SegSlice && strings.HasSuffix(step.Name, ":"))
+	open := step.Kind == ignorepath.SegIter || (step.Kind == ignorepath.SegSlice && strings.HasSuffix(step.Name, ":"))
 	return open && list == len(segs)-1
 }
 
 // trapEffect judges one path on objects of one concrete group/kind.
-func trapEffect(group, kind string, p argocd.Path, respect bool) TrapEffect {
+func trapEffect(group, kind string, p ignorepath.Path, respect bool) TrapEffect {
 	r := syncpatch.Classify(group, kind, p)
 	if r.OutsideSchema {
 		return ""
 	}
-	whole := !r.Replaces && r.Patch == syncpatch.JSONMerge && p.Reach(group, kind) == argocd.ReachWholeList
+	whole := !r.Replaces && r.Patch == syncpatch.JSONMerge && p.Reach(group, kind) == ignorepath.ReachWholeList
 	if !r.Replaces && !whole {
 		return ""
 	}
@@ -166,7 +166,7 @@ func trapEffect(group, kind string, p argocd.Path, respect bool) TrapEffect {
 
 // IgnoreListTraps finds the ignoreDifferences entries of every Application that
 // keep Git's list entries from shipping (see Trap). Paths that do not parse are
-// skipped (IgnorePathErrors lists them).
+// skipped.
 func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 	if !avail[model.ResApplications] {
 		return nil
@@ -207,7 +207,7 @@ func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 				out = append(out, Trap{Namespace: app.Namespace, Application: app.Name, Group: d.Group, Kind: d.Kind,
 					Path: label, RespectIgnoreDifferences: app.RespectIgnoreDifferences, Effect: effect})
 			}
-			judge := func(raw string, p argocd.Path) {
+			judge := func(raw string, p ignorepath.Path) {
 				var best TrapEffect
 				for _, gk := range kinds {
 					if e := trapEffect(gk[0], gk[1], p, app.RespectIgnoreDifferences); e.rank() > best.rank() {
@@ -215,18 +215,18 @@ func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 					}
 				}
 				label := raw
-				if p.Syntax == argocd.JQ && p.HasFilter() && (d.Kind == "Secret" || d.Kind == "*") {
+				if p.Syntax == ignorepath.JQ && p.HasFilter() && (d.Kind == "Secret" || d.Kind == "*") {
 					label = redactFilters(p)
 				}
 				add(label, best)
 			}
 			for _, s := range d.JSONPointers {
-				if p, err := argocd.ParseJSONPointer(s); err == nil {
+				if p, err := ignorepath.ParseJSONPointer(s); err == nil {
 					judge(s, p)
 				}
 			}
 			for _, s := range d.JQPathExpressions {
-				if p, err := argocd.ParseJQ(s); err == nil {
+				if p, err := ignorepath.ParseJQ(s); err == nil {
 					judge(s, p)
 				}
 			}
@@ -284,46 +284,14 @@ func globMatch(pattern, s string) bool {
 	return err == nil && ok
 }
 
-func redactFilters(p argocd.Path) string {
-	q := argocd.Path{Syntax: p.Syntax, IntoList: p.IntoList, Segments: append([]argocd.Segment(nil), p.Segments...)}
+func redactFilters(p ignorepath.Path) string {
+	q := ignorepath.Path{Syntax: p.Syntax, IntoList: p.IntoList, Segments: append([]ignorepath.Segment(nil), p.Segments...)}
 	for i := range q.Segments {
-		if q.Segments[i].Kind == argocd.SegFilter {
+		if q.Segments[i].Kind == ignorepath.SegFilter {
 			q.Segments[i].Name = "…"
 		}
 	}
 	return q.String()
-}
-
-// IgnorePathError is an ignoreDifferences path driftwatch could not parse.
-type IgnorePathError struct {
-	Namespace   string
-	Application string
-	Kind        string
-	Err         string
-}
-
-// IgnorePathErrors lists the ignoreDifferences paths that do not parse, so they
-// can be logged: such a path cannot be judged either way.
-func IgnorePathErrors(v model.View, avail model.Availability) []IgnorePathError {
-	if !avail[model.ResApplications] {
-		return nil
-	}
-	var out []IgnorePathError
-	for _, app := range v.Apps() {
-		for _, d := range app.IgnoreDifferences {
-			for _, s := range d.JSONPointers {
-				if _, err := argocd.ParseJSONPointer(s); err != nil {
-					out = append(out, IgnorePathError{app.Namespace, app.Name, d.Kind, err.Error()})
-				}
-			}
-			for _, s := range d.JQPathExpressions {
-				if _, err := argocd.ParseJQ(s); err != nil {
-					out = append(out, IgnorePathError{app.Namespace, app.Name, d.Kind, err.Error()})
-				}
-			}
-		}
-	}
-	return out
 }
 
 // NotConverging is an Application that stays OutOfSync at the very revision its

@@ -141,12 +141,6 @@ func identity(m *metav1.ObjectMeta) model.ObjectMeta {
 	return id
 }
 
-// shortMeta is identity for the kinds that keep no labels or annotations.
-func shortMeta(m *metav1.ObjectMeta) model.ObjectMeta {
-	return model.ObjectMeta{Name: m.Name, Namespace: model.Intern(m.Namespace), UID: m.UID,
-		ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp}
-}
-
 func owners(refs []metav1.OwnerReference) []model.OwnerRef {
 	if len(refs) == 0 {
 		return nil
@@ -574,7 +568,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 				}
 			}
 		}
-		sortStrings(rec.TemplateKeys)
+		slices.Sort(rec.TemplateKeys)
 	}
 	rec.DataFrom = len(sp.DataFrom)
 	for _, df := range sp.DataFrom {
@@ -800,7 +794,7 @@ func managedFieldsOf(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 				if !ok {
 					return nil
 				}
-				e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+				e.FieldsV1 = metav1.NewFieldsV1(string(raw))
 			}
 		}
 		out = append(out, e)
@@ -821,7 +815,7 @@ func appendFieldSet(b []byte, v any) ([]byte, bool) {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sortStrings(keys)
+	slices.Sort(keys)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -865,7 +859,7 @@ func creationPolicyApplied(entries []metav1.ManagedFieldsEntry) string {
 	verdict := ""
 	for _, e := range entries {
 		if e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil ||
-			len(e.FieldsV1.Raw) > maxFieldsV1 {
+			len(e.FieldsV1.GetRawBytes()) > maxFieldsV1 {
 			continue
 		}
 		var f struct {
@@ -875,7 +869,7 @@ func creationPolicyApplied(entries []metav1.ManagedFieldsEntry) string {
 				} `json:"f:target"`
 			} `json:"f:spec"`
 		}
-		if json.Unmarshal(e.FieldsV1.Raw, &f) != nil || f.Spec == nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil || f.Spec == nil {
 			continue
 		}
 		if f.Spec.Target != nil && f.Spec.Target.CreationPolicy != nil {
