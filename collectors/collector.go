@@ -71,6 +71,9 @@ type detector struct {
 	name     string
 	requires []model.Resource
 	emit     func(e *emitter, v model.View, a model.Availability, now time.Time)
+	// families are the metric families the detector emits, declared (catalog
+	// entries) in its file, collectors/<name without underscores>.go.
+	families []*prometheus.Desc
 	// perNamespace detectors derive a namespace's findings only from that
 	// namespace's records and the cluster-wide objects that stamp the global
 	// generation (model/scope.go), and not from the time: they run once per

@@ -1,11 +1,12 @@
 package detect
 
+// The argocd_ignore_trap detector: Argo CD ignoreDifferences entries that keep
+// list entries added in Git from shipping.
+
 import (
 	"path"
 	"slices"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/driftwatch/driftwatch/internal/argocd/ignorepath"
 	"github.com/driftwatch/driftwatch/internal/argocd/syncpatch"
@@ -292,123 +293,4 @@ func redactFilters(p ignorepath.Path) string {
 		}
 	}
 	return q.String()
-}
-
-// NotConverging is an Application that stays OutOfSync at the very revision its
-// last sync operation applied with phase Succeeded: the sync does not change what
-// Argo CD compares (an ignore-paths trap, a mutating webhook, a controller that
-// rewrites the object), so syncing again will not help.
-//
-// An Application whose Git revision moved on since its last sync
-// (status.sync.revision differs from status.operationState.syncResult.revision)
-// is behind, not stuck: a manual-sync Application waits for someone to sync, an
-// automated one is about to be synced. It is not reported. Automated says
-// whether Argo CD syncs the Application by itself (spec.syncPolicy.automated):
-// an automated Application reported here will stay as it is (Argo CD does not
-// retry a sync to a revision it already synced successfully, unless selfHeal is
-// on); a manual one was synced by someone, and did not converge either.
-type NotConverging struct {
-	Namespace   string
-	Application string
-	// Seconds since the last operation finished.
-	Seconds   float64
-	Automated bool
-}
-
-// sameRevision reports whether the app's compared revision(s) are the ones its
-// last sync applied (both known).
-func sameRevision(app *model.ArgoApp) bool {
-	if len(app.SyncRevisions) > 0 || len(app.OperationRevisions) > 0 {
-		return len(app.SyncRevisions) > 0 && slices.Equal(app.SyncRevisions, app.OperationRevisions)
-	}
-	return app.SyncRevision != "" && app.SyncRevision == app.OperationRevision
-}
-
-// NotConvergingApps reports Applications whose sync status is OutOfSync at the
-// revision their last operation synced with phase Succeeded, more than threshold
-// after that operation finished.
-func NotConvergingApps(v model.View, avail model.Availability, now time.Time, threshold time.Duration) []NotConverging {
-	if !avail[model.ResApplications] {
-		return nil
-	}
-	var out []NotConverging
-	for _, app := range v.Apps() {
-		if app.DecodeErr != "" || app.SyncStatus != "OutOfSync" || app.OperationPhase != "Succeeded" ||
-			app.OperationFinishedAt.IsZero() || !sameRevision(app) {
-			continue
-		}
-		age := now.Sub(app.OperationFinishedAt)
-		if age > threshold {
-			out = append(out, NotConverging{Namespace: app.Namespace, Application: app.Name, Seconds: age.Seconds(), Automated: app.Automated})
-		}
-	}
-	return out
-}
-
-// ArgoExpectations are the expectations of source "argocd": the Secrets and
-// ExternalSecrets in the desired state the Argo CD API reports (see
-// internal/argocd and model.Store.SetArgoDesired). A desired Secret expects its
-// data/stringData keys; a desired ExternalSecret expects the keys it writes into its
-// target (ESExpectedKeys rules). An object without keys expects only that the
-// Secret exists. Consumers are the Applications.
-func ArgoExpectations(v model.View) []Expectation {
-	// Built here rather than with expectations.go's set, so this file does not
-	// depend on that file's internals.
-	type k struct{ ns, secret, key string }
-	byKey := map[k]*Expectation{}
-	add := func(ns, secret, key string, c Consumer) {
-		e := byKey[k{ns, secret, key}]
-		if e == nil {
-			e = &Expectation{Namespace: ns, Secret: secret, Key: key, Source: SourceArgoCD}
-			byKey[k{ns, secret, key}] = e
-		}
-		for _, have := range e.Consumers {
-			if have == c {
-				return
-			}
-		}
-		e.Consumers = append(e.Consumers, c)
-	}
-	for _, d := range v.ArgoDesiredAll() {
-		c := Consumer{Kind: "Application", Name: d.App.Name}
-		var target string
-		var keys []string
-		switch d.Kind {
-		case "Secret":
-			target, keys = d.Name, d.DataKeys
-		case "ExternalSecret":
-			target = d.Target
-			if target == "" {
-				target = d.Name
-			}
-			keys = ESExpectedKeys(&model.ExternalSecret{DataKeys: d.SpecDataKeys, TemplateKeys: d.TemplateKeys,
-				HasTemplate: d.HasTemplate, TemplateMergePolicy: d.TemplateMergePolicy})
-		default:
-			continue
-		}
-		if len(keys) == 0 {
-			add(d.Namespace, target, "", c)
-		}
-		for _, key := range keys {
-			if key != "" {
-				add(d.Namespace, target, key, c)
-			}
-		}
-	}
-	out := make([]Expectation, 0, len(byKey))
-	for _, e := range byKey {
-		sortConsumers(e.Consumers)
-		out = append(out, *e)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Secret != b.Secret {
-			return a.Secret < b.Secret
-		}
-		return a.Key < b.Key
-	})
-	return out
 }
