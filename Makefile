@@ -24,9 +24,10 @@ unit: ## unit tests only (no real cluster)
 e2e: tools ## end-to-end tests only
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) test -count=1 ./test/e2e/...
 
-lint:
+lint: tools ## gofmt, go vet and golangci-lint (.golangci.yml)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	$$(bash test/tools/build.sh | tail -n 1)/golangci-lint run ./...
 
 fuzz: ## longer fuzz run: make fuzz FUZZTIME=10m
 	for f in $$($(GO) test -list '^Fuzz' ./internal/parse/ | grep '^Fuzz'); do \

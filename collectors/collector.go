@@ -4,6 +4,8 @@
 package collectors
 
 import (
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -25,6 +28,17 @@ type Config struct {
 	// Secret and workload).
 	Inventory bool
 	Now       func() time.Time
+	// Logger receives a line when a detector fails.
+	Logger *slog.Logger
+	// FlapThreshold: flips within the history window that make a Secret
+	// flapping (default detect.DefaultFlapThreshold).
+	FlapThreshold int
+	// NotConvergingThreshold: how long an Application may stay OutOfSync at
+	// its synced revision before it is reported (default 10m).
+	NotConvergingThreshold time.Duration
+	// ESOServiceAccount is the ESO controller's ServiceAccount, which ambient
+	// store auth runs as (default detect.DefaultESOServiceAccount).
+	ESOServiceAccount model.Ref
 }
 
 func (c *Config) defaults() {
@@ -34,6 +48,21 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.FlapThreshold < 1 {
+		c.FlapThreshold = detect.DefaultFlapThreshold
+	}
+	if c.NotConvergingThreshold <= 0 {
+		c.NotConvergingThreshold = DefaultNotConvergingThreshold
+	}
+	if c.ESOServiceAccount.Namespace == "" {
+		c.ESOServiceAccount.Namespace = detect.DefaultESOServiceAccount.Namespace
+	}
+	if c.ESOServiceAccount.Name == "" {
+		c.ESOServiceAccount.Name = detect.DefaultESOServiceAccount.Name
+	}
 }
 
 // detector is one entry of the registry: its name (the detector label), the
@@ -42,6 +71,9 @@ type detector struct {
 	name     string
 	requires []model.Resource
 	emit     func(e *emitter, v model.View, a model.Availability, now time.Time)
+	// families are the metric families the detector emits, declared (catalog
+	// entries) in its file, collectors/<name without underscores>.go.
+	families []*prometheus.Desc
 	// perNamespace detectors derive a namespace's findings only from that
 	// namespace's records and the cluster-wide objects that stamp the global
 	// generation (model/scope.go), and not from the time: they run once per
@@ -59,6 +91,9 @@ type nsResult struct {
 	// then without any write; zero when none did.
 	recheck time.Time
 	metrics []prometheus.Metric
+	// findings are the typed findings among the metrics (Typed, agent check,
+	// the findings page): bounded by findings.
+	findings []Finding
 	// text is the metrics in the text exposition format, per family without the
 	// HELP/TYPE header (order: the families in order of first appearance),
 	// encoded at the first WriteText that needs it. The metrics are then dropped:
@@ -82,6 +117,8 @@ type Findings struct {
 	cachedAvail string
 	// evaluations counts per-namespace detector runs (reuse is the rest).
 	evaluations map[string]uint64
+	// panics counts contained detector failures.
+	panics map[string]uint64
 	// headers: each family's HELP and TYPE lines (WriteText).
 	headers map[*prometheus.Desc][]byte
 	// noSplit runs every detector on the whole model (tests compare both ways).
@@ -91,9 +128,23 @@ type Findings struct {
 // NewFindings builds the collector.
 func NewFindings(store *model.Store, health model.Health, cfg Config) *Findings {
 	cfg.defaults()
-	f := &Findings{store: store, health: health, cfg: cfg, evaluations: map[string]uint64{}}
+	f := &Findings{store: store, health: health, cfg: cfg, evaluations: map[string]uint64{}, panics: map[string]uint64{}}
 	f.detectors = f.registry()
 	return f
+}
+
+// Skipped lists, sorted, the detectors that do not run now: a resource they
+// need is not served, not permitted or not synced.
+func (f *Findings) Skipped() []string {
+	avail := model.AvailabilityOf(f.health.States())
+	out := []string{}
+	for _, d := range f.detectors {
+		if !avail.All(d.requires...) {
+			out = append(out, d.name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // DetectorNames lists the detectors in registry order.
@@ -112,6 +163,12 @@ var (
 	descDetectorDuration = declare(Family{Name: "driftwatch_detector_duration_seconds",
 		Help:   "How long the detector took during this scrape.",
 		Labels: []string{"detector"}, Kind: KindHealth})
+	descDetectorSuccess = declare(Family{Name: "driftwatch_detector_success",
+		Help:   "1 when the detector ran to the end during this scrape, 0 when it failed (a contained panic: its findings are missing).",
+		Labels: []string{"detector"}, Kind: KindHealth})
+	descDetectorPanics = declare(Family{Name: "driftwatch_detector_failures_total",
+		Help:   "Detector runs that failed (a contained panic) since the agent started.",
+		Labels: []string{"detector"}, Kind: KindHealth, Type: prometheus.CounterValue})
 	descDetectorNSEvals = declare(Family{Name: "driftwatch_detector_namespace_evaluations_total",
 		Help:   "Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.",
 		Labels: []string{"detector"}, Kind: KindHealth, Type: prometheus.CounterValue})
@@ -139,15 +196,30 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 			ch <- m
 		}
 	}
-	for _, m := range fresh {
+	for _, m := range fresh.buf {
 		ch <- m
 	}
+}
+
+// Typed runs every enabled detector like a scrape and returns the findings as
+// values, sorted by severity (most urgent first), class, family and labels:
+// the same findings Collect exports, with what each detector knew (evidence,
+// consumers). agent check and the findings page read these, never the metric
+// text.
+func (f *Findings) Typed() []Finding {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Finding
+	e := f.evaluate(false, func(r *nsResult) { out = append(out, r.findings...) })
+	out = append(out, e.found...)
+	SortFindings(out)
+	return out
 }
 
 // evaluate runs the detectors (the caller holds f.mu). It hands each
 // per-namespace result, computed now or reused, to result and returns the other
 // metrics (cluster-wide detectors, detector_* gauges).
-func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) []prometheus.Metric {
+func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 	avail := model.AvailabilityOf(f.health.States())
 	now := f.cfg.Now()
 	if sig := availSignature(avail); sig != f.cachedAvail || f.cached == nil {
@@ -166,26 +238,46 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) []promethe
 				continue
 			}
 			start := time.Now()
+			var ok bool
 			if d.perNamespace && !f.noSplit {
-				f.emitPerNamespace(e, d, v, avail, now, needMetrics, result)
+				ok = f.emitPerNamespace(e, d, v, avail, now, needMetrics, result)
 			} else {
-				e.start(v, d.name)
-				d.emit(e, v.At(now, nil), avail, now)
-				e.flushSilenced()
+				ok = f.run(e, d, v.At(now, nil), avail, now)
 			}
+			e.gauge(descDetectorSuccess, b2f(ok), d.name)
 			e.gauge(descDetectorDuration, time.Since(start).Seconds(), d.name)
+			e.counter(descDetectorPanics, float64(f.panics[d.name]), d.name)
 			if d.perNamespace {
 				e.counter(descDetectorNSEvals, float64(f.evaluations[d.name]), d.name)
 			}
 		}
 	})
-	return e.buf
+	return e
+}
+
+// run runs one detector's emit on e, containing a panic: the detector's partial
+// output is dropped, the failure counted and logged, the other detectors go on.
+func (f *Findings) run(e *emitter, d detector, v model.View, avail model.Availability, now time.Time) (ok bool) {
+	nbuf, nfound := len(e.buf), len(e.found)
+	defer func() {
+		if p := recover(); p != nil {
+			e.buf, e.found, e.silenced = e.buf[:nbuf], e.found[:nfound], nil
+			f.panics[d.name]++
+			f.cfg.Logger.Error("detector failed; its findings are dropped this scrape", "detector", d.name, "panic", fmt.Sprint(p))
+			ok = false
+		}
+	}()
+	e.start(v, d.name)
+	d.emit(e, v, avail, now)
+	e.flushSilenced()
+	return true
 }
 
 func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail model.Availability, now time.Time,
-	needMetrics bool, result func(*nsResult)) {
+	needMetrics bool, result func(*nsResult)) bool {
 	prev := f.cached[d.name]
 	next := make(map[string]*nsResult, len(prev))
+	allOK := true
 	for _, ns := range v.Namespaces() {
 		gen := v.Generation(ns)
 		r, ok := prev[ns]
@@ -193,11 +285,12 @@ func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail 
 			!r.recheck.IsZero() && !now.Before(r.recheck) {
 			f.evaluations[d.name]++
 			sub := &emitter{cfg: e.cfg}
-			sub.start(v, d.name)
 			var recheck time.Time
-			d.emit(sub, v.InNamespace(ns).At(now, &recheck), avail, now)
-			sub.flushSilenced()
-			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), recheck: recheck}
+			if !f.run(sub, d, v.InNamespace(ns).At(now, &recheck), avail, now) {
+				allOK = false // not cached: evaluated again next scrape
+				continue
+			}
+			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), findings: slices.Clip(sub.found), recheck: recheck}
 		}
 		next[ns] = r
 		if r.series > 0 {
@@ -205,6 +298,7 @@ func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail 
 		}
 	}
 	f.cached[d.name] = next
+	return allOK
 }
 
 // availSignature encodes which resources are available.
@@ -228,6 +322,8 @@ type emitter struct {
 	// silenced counts, per namespace, the findings an ignore annotation
 	// dropped (and the detector reported through silence).
 	silenced map[string]int
+	// found are the typed findings among the series emitted.
+	found []Finding
 }
 
 var descSilenced = declare(Family{Name: "driftwatch_findings_silenced",
@@ -265,24 +361,37 @@ func (e *emitter) flushSilenced() {
 // gauge emits a series of d's family (the family's declared type, gauge or
 // counter), unless the object it is about, or its namespace, carries a
 // driftwatch.io/ignore annotation naming the detector: then it is dropped, and
-// counted when it is a finding.
-func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) {
+// counted when it is a finding. For a finding (not a family that restates
+// another) it also records the typed finding and returns it, so the emitter
+// can add the evidence and consumers; nil otherwise.
+func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *Finding {
 	fam := familyOf[d]
-	if e.detector != "" {
-		if ns, kind, name, ok := fam.object(labels); ok {
-			meta, _ := e.view.Meta(kind, ns, name)
-			if e.view.Ignores(ns, meta, e.detector) {
-				if fam.Kind == KindFinding && fam.Restates == "" {
-					e.silence(ns, 1)
-				}
-				return
+	ns, kind, name, hasObject := fam.object(labels)
+	if e.detector != "" && hasObject {
+		meta, _ := e.view.Meta(kind, ns, name)
+		if e.view.Ignores(ns, meta, e.detector) {
+			if fam.Kind == KindFinding && fam.Restates == "" {
+				e.silence(ns, 1)
 			}
+			return nil
 		}
 	}
 	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, fam.Type, v, labels...))
+	if fam.Kind != KindFinding || fam.Restates != "" || v == 0 {
+		return nil
+	}
+	lm := make(map[string]string, len(labels))
+	for i, l := range fam.Labels {
+		lm[l] = labels[i]
+	}
+	e.found = append(e.found, Finding{Family: fam, Detector: e.detector, Labels: lm, Value: v,
+		Severity: fam.SeverityOf(lm), Object: ObjectID{Kind: kind, Namespace: ns, Name: name}})
+	return &e.found[len(e.found)-1]
 }
 
-func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) { e.gauge(d, v, labels...) }
+func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) *Finding {
+	return e.gauge(d, v, labels...)
+}
 
 func b2f(b bool) float64 {
 	if b {

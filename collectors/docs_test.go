@@ -64,7 +64,12 @@ func findingsTable() string {
 		}
 		return len(classOrder)
 	}
-	sort.SliceStable(fams, func(i, j int) bool { return rank(fams[i].Class) < rank(fams[j].Class) })
+	sort.SliceStable(fams, func(i, j int) bool {
+		if ri, rj := rank(fams[i].Class), rank(fams[j].Class); ri != rj {
+			return ri < rj
+		}
+		return fams[i].Name < fams[j].Name
+	})
 	for _, f := range fams {
 		if f.Kind != KindFinding {
 			continue
@@ -77,7 +82,9 @@ func findingsTable() string {
 func objectsTable() string {
 	var b strings.Builder
 	b.WriteString("| metric | labels | meaning |\n|---|---|---|\n")
-	for _, f := range Catalog() {
+	fams := Catalog()
+	sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
+	for _, f := range fams {
 		if f.Kind != KindObject {
 			continue
 		}

@@ -1,7 +1,11 @@
 package collectors
 
+// The flips detector: its metric families (the catalog entries), its registry
+// entry and how it emits (detect/flips.go is the detector itself).
+
 import (
-	"sync/atomic"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,27 +13,6 @@ import (
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
-
-// maxWritersLabel bounds the writers label of driftwatch_secret_flapping (bytes;
-// cut on a manager-name boundary with ",..." when longer).
-const maxWritersLabel = 200
-
-var flapThreshold atomic.Int64
-
-func init() { flapThreshold.Store(detect.DefaultFlapThreshold) }
-
-// SetFlapThreshold sets how many flips within the history window make a Secret
-// flapping (driftwatch_secret_flapping); values below 1 restore the default (2).
-// Call it before serving metrics.
-func SetFlapThreshold(n int) {
-	if n < 1 {
-		n = detect.DefaultFlapThreshold
-	}
-	flapThreshold.Store(int64(n))
-}
-
-// FlapThreshold returns the threshold in use.
-func FlapThreshold() int { return int(flapThreshold.Load()) }
 
 var (
 	descFlipsTotal = declare(Family{
@@ -51,66 +34,28 @@ var (
 		Class:    "Flipping values",
 		Severity: SevCritical,
 	})
-	descPodStale = declare(Family{
-		Name: "driftwatch_pod_stale_secret_seconds",
-		Help: "Seconds after the container started that a Secret it read once at start (env, envFrom, subPath) changed: it still runs the old value. " +
-			"change_source: observed (the watch saw the change) or managed_fields (inferred at start-up; a metadata-only edit by a data owner also moves it).",
-		Labels:     []string{"namespace", "pod", "container", "secret", "via", "change_source"},
-		Kind:       KindFinding,
-		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
-		Class:      "Stale pods",
-		Severity:   SevWarning,
-		SeverityBy: &SeverityBy{Label: "change_source", Values: map[string]Severity{string(detect.ChangeManagedFields): SevInfo}},
-		Restates:   "driftwatch_workload_stale_pods",
-	})
-	descWorkloadStale = declare(Family{
-		Name: "driftwatch_workload_stale_pods",
-		Help: "Running pods of a workload with a container older than the last data change of a Secret it read once at start. " +
-			"change_source: observed when the watch saw a change one of them missed, else managed_fields (inferred).",
-		Labels:     []string{"namespace", "workload_kind", "workload", "secret", "change_source"},
-		Kind:       KindFinding,
-		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
-		Class:      "Stale pods",
-		Severity:   SevWarning,
-		SeverityBy: &SeverityBy{Label: "change_source", Values: map[string]Severity{string(detect.ChangeManagedFields): SevInfo}},
-	})
-	descLastDataChange = declare(Family{
-		Name:   "driftwatch_secret_last_data_change_timestamp_seconds",
-		Help:   "Time of the Secret's last data change, for Secrets that running containers read once at start; source is observed (seen by the watch) or managed_fields (start-up estimate).",
-		Labels: []string{"namespace", "secret", "source"},
-		Kind:   KindObject,
-		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
-	})
 )
 
+// maxWritersLabel bounds the writers label of driftwatch_secret_flapping (bytes;
+// cut on a manager-name boundary with ",..." when longer).
+const maxWritersLabel = 200
+
 func init() {
-	register(
-		detector{name: "flips", requires: []model.Resource{model.ResSecrets}, emit: emitFlips},
-		detector{name: detect.DetectorStalePods, requires: []model.Resource{model.ResSecrets, model.ResPods}, emit: emitStalePods, perNamespace: true},
-	)
+	register(detector{name: "flips", requires: []model.Resource{model.ResSecrets}, emit: emitFlips,
+		families: []*prometheus.Desc{descFlipsTotal, descFlapping}})
 }
 
 func emitFlips(e *emitter, v model.View, a model.Availability, now time.Time) {
-	for _, f := range detect.Flapping(v, a, now, FlapThreshold()) {
-		e.counter(descFlipsTotal, float64(f.Total), f.Namespace, f.Secret)
-		if f.Flapping {
-			e.gauge(descFlapping, float64(f.FlipsInWindow), f.Namespace, f.Secret, joinBounded(f.Writers, maxWritersLabel))
+	for _, f := range detect.Flapping(v, a, now, e.cfg.FlapThreshold) {
+		if fc := e.counter(descFlipsTotal, float64(f.Total), f.Namespace, f.Secret); fc != nil {
+			fc.Evidence = fmt.Sprintf("a key returned to an earlier value %d time(s) since the agent started", f.Total)
 		}
-	}
-}
-
-func emitStalePods(e *emitter, v model.View, a model.Availability, _ time.Time) {
-	res := detect.StalePods(v, a)
-	for ns, n := range res.Silenced {
-		e.silence(ns, n)
-	}
-	for _, s := range res.Stale {
-		e.gauge(descPodStale, s.Seconds, s.Namespace, s.Pod, s.Container, s.Secret, string(s.Via), string(s.ChangeSource))
-	}
-	for _, w := range res.Workloads {
-		e.gauge(descWorkloadStale, float64(w.Pods), w.Namespace, w.WorkloadKind, w.Workload, w.Secret, string(w.ChangeSource))
-	}
-	for _, c := range res.Changes {
-		e.gauge(descLastDataChange, float64(c.Time.UnixNano())/1e9, c.Namespace, c.Secret, string(c.Source))
+		if f.Flapping {
+			if fl := e.gauge(descFlapping, float64(f.FlipsInWindow), f.Namespace, f.Secret, joinBounded(f.Writers, maxWritersLabel)); fl != nil {
+				fl.Evidence = fmt.Sprintf("%d return(s) to an earlier value within the flip window; data writers: %s",
+					f.FlipsInWindow, strings.Join(f.Writers, ", "))
+				fl.Consumers = readers(v, a, f.Namespace, f.Secret)
+			}
+		}
 	}
 }

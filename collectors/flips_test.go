@@ -115,23 +115,14 @@ func TestFlipsAndStalePodsCollector(t *testing.T) {
 }
 
 func TestFlapThreshold(t *testing.T) {
-	defer SetFlapThreshold(0)
-	SetFlapThreshold(1)
-	if FlapThreshold() != 1 {
-		t.Fatalf("threshold = %d", FlapThreshold())
-	}
-	c := NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }})
+	c := NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }, FlapThreshold: 1})
 	want := flappingHelp + `driftwatch_secret_flapping{namespace="shop",secret="cache-key",writers="cache-operator"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "driftwatch_secret_flapping"); err != nil {
 		t.Fatal(err)
 	}
-	SetFlapThreshold(-5)
-	if FlapThreshold() != 2 {
-		t.Fatalf("threshold after reset = %d", FlapThreshold())
-	}
 	// Out of the window: flips stay counted, nothing flaps.
-	c = NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow.Add(2 * time.Hour) }})
+	c = NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow.Add(2 * time.Hour) }, FlapThreshold: 1})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(flipsHelp), "driftwatch_secret_flips_total", "driftwatch_secret_flapping"); err != nil {
 		t.Fatal(err)
 	}

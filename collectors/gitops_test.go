@@ -62,20 +62,14 @@ func TestGitOpsCollectors(t *testing.T) {
 }
 
 func TestNotConvergingThreshold(t *testing.T) {
-	defer SetNotConvergingThreshold(0)
 	now := time.Unix(1_800_000_000, 0)
-	c := NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }})
-	SetNotConvergingThreshold(time.Minute)
+	c := NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }, NotConvergingThreshold: time.Minute})
 	if n := testutil.CollectAndCount(c, "driftwatch_argocd_not_converging"); n != 2 {
 		t.Fatalf("1m threshold: want stuck and settling, got %d", n)
 	}
-	SetNotConvergingThreshold(time.Hour)
+	c = NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }, NotConvergingThreshold: time.Hour})
 	if n := testutil.CollectAndCount(c, "driftwatch_argocd_not_converging"); n != 0 {
 		t.Fatalf("1h threshold: want none, got %d", n)
-	}
-	SetNotConvergingThreshold(-1)
-	if NotConvergingThreshold() != DefaultNotConvergingThreshold {
-		t.Fatal("a non-positive threshold restores the default")
 	}
 }
 

@@ -77,3 +77,34 @@ func TestIgnoresParsing(t *testing.T) {
 		}
 	}
 }
+
+// A detector that panics is contained: its partial output is dropped, its
+// success gauge says 0 and its failures are counted, the other detectors run.
+func TestDetectorPanicContained(t *testing.T) {
+	s := testStore()
+	f := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return time.Unix(10000, 0) }})
+	for _, perNS := range []bool{false, true} {
+		f.detectors = append(f.detectors, detector{name: "boom", perNamespace: perNS, emit: func(e *emitter, v model.View, _ model.Availability, _ time.Time) {
+			e.gauge(descDuplicate, 1, "app", "half", "written")
+			panic("detector bug")
+		}})
+		var text strings.Builder
+		if err := f.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		out := text.String()
+		for _, want := range []string{`driftwatch_detector_success{detector="boom"} 0`, `driftwatch_detector_success{detector="missing_keys"} 1`,
+			`driftwatch_secret_absent{namespace="app",secret="gone",source="pod"} 1`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("perNamespace=%v: no %s in:\n%s", perNS, want, out)
+			}
+		}
+		if strings.Contains(out, `secret="half"`) {
+			t.Errorf("perNamespace=%v: the failed detector's partial output was served", perNS)
+		}
+		if n := f.panics["boom"]; n == 0 {
+			t.Errorf("perNamespace=%v: failures not counted", perNS)
+		}
+		f.detectors = f.detectors[:len(f.detectors)-1]
+	}
+}

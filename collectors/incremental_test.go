@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	pmodel "github.com/prometheus/common/model"
 
-	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -38,7 +37,7 @@ func incSecret(r *rand.Rand, ns, name string) *model.Secret {
 	s.Annotations = map[string]string{}
 	switch r.IntN(6) {
 	case 0:
-		s.Annotations[detect.AnnCompareWith] = fmt.Sprintf("s%d", r.IntN(4))
+		s.Annotations[model.AnnCompareWith] = fmt.Sprintf("s%d", r.IntN(4))
 	case 1:
 		s.ExpectedKeys = []string{fmt.Sprintf("k%d", r.IntN(5))}
 	case 2:
@@ -86,7 +85,7 @@ func incES(r *rand.Rand, ns, name string, now time.Time) *model.ExternalSecret {
 	}
 	e.Annotations = map[string]string{}
 	if r.IntN(6) == 0 {
-		e.Annotations[detect.AnnCompareWith] = fmt.Sprintf("s%d", r.IntN(5))
+		e.Annotations[model.AnnCompareWith] = fmt.Sprintf("s%d", r.IntN(5))
 	}
 	return e
 }

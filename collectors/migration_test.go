@@ -82,9 +82,8 @@ var migrationMetrics = []string{"driftwatch_compare_mismatch", "driftwatch_compa
 	"driftwatch_serviceaccount_workload_identity_missing", "driftwatch_serviceaccount_workload_identity_info"}
 
 func TestMigrationCollector(t *testing.T) {
-	SetESOControllerServiceAccount("platform", "eso")
-	defer SetESOControllerServiceAccount("", "")
-	c := NewFindings(migrationStore(), allAvailable(), Config{Now: func() time.Time { return time.Unix(10000, 0) }})
+	c := NewFindings(migrationStore(), allAvailable(), Config{Now: func() time.Time { return time.Unix(10000, 0) },
+		ESOServiceAccount: model.Ref{Namespace: "platform", Name: "eso"}})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(migrationWant), migrationMetrics...); err != nil {
 		t.Fatal(err)
 	}
@@ -95,16 +94,13 @@ func TestMigrationCollector(t *testing.T) {
 	}
 }
 
-func TestESOControllerServiceAccountDefault(t *testing.T) {
-	SetESOControllerServiceAccount("", "")
-	if got := ESOControllerServiceAccount(); got.Namespace != "external-secrets" || got.Name != "external-secrets" {
-		t.Fatalf("default: %v", got)
+func TestConfigDefaults(t *testing.T) {
+	c := Config{ESOServiceAccount: model.Ref{Namespace: "eso-system"}}
+	c.defaults()
+	if c.ESOServiceAccount != (model.Ref{Namespace: "eso-system", Name: "external-secrets"}) || c.FlapThreshold != 2 ||
+		c.NotConvergingThreshold != DefaultNotConvergingThreshold || c.OverdueFactor != 3 {
+		t.Fatalf("defaults: %+v", c)
 	}
-	SetESOControllerServiceAccount("eso-system", "")
-	if got := ESOControllerServiceAccount(); got.Namespace != "eso-system" || got.Name != "external-secrets" {
-		t.Fatalf("namespace only: %v", got)
-	}
-	SetESOControllerServiceAccount("", "")
 }
 
 func TestCompareNoKeyLabel(t *testing.T) {

@@ -64,11 +64,11 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	if encErr != nil {
 		return nil, encErr
 	}
-	t, err := f.encode(fresh)
+	t, err := f.encode(fresh.buf)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range descOrder(fresh) {
+	for _, d := range descOrder(fresh.buf) {
 		add(d, t[d])
 	}
 	var out [][]byte

@@ -215,7 +215,7 @@ func TestDuplicateCredentials(t *testing.T) {
 		{ObjectMeta: migMeta("a", "nofp1"), Keys: model.NewKeySet(map[string]model.KeyInfo{"k": {Len: 1}})}, // unknown fingerprints
 		{ObjectMeta: migMeta("a", "nofp2"), Keys: model.NewKeySet(map[string]model.KeyInfo{"k": {Len: 1}})},
 	}
-	migAnnotate(&secrets[10].ObjectMeta, AnnCompareWith, "seed-check")
+	migAnnotate(&secrets[10].ObjectMeta, model.AnnCompareWith, "seed-check")
 	w := migWorld{secrets: secrets}
 	var got []Duplicate
 	w.store().Read(func(v model.View) { got = DuplicateCredentials(v, migAvail()) })

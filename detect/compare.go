@@ -6,10 +6,8 @@ import (
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-// AnnCompareWith declares a compare pair: a Secret or an ExternalSecret annotated
+// model.AnnCompareWith declares a compare pair: a Secret or an ExternalSecret annotated
 // driftwatch.io/compare-with: NAME is compared key by key with Secret NAME of the
-// same namespace.
-const AnnCompareWith = "driftwatch.io/compare-with"
 
 // Compare verdicts (label values of driftwatch_compare_mismatch).
 const (
@@ -145,13 +143,13 @@ func ComparePairs(v model.View, avail model.Availability) []ComparePair {
 	// annotation on the target Secret then deduplicates into the same pair.
 	if avail[model.ResExternalSecrets] {
 		for _, e := range v.ExternalSecrets() {
-			if with := e.Annotations[AnnCompareWith]; with != "" {
+			if with := e.Annotations[model.AnnCompareWith]; with != "" {
 				add(e.Namespace, e.Target, with, true)
 			}
 		}
 	}
 	for _, s := range v.Secrets() {
-		with := s.Annotations[AnnCompareWith]
+		with := s.Annotations[model.AnnCompareWith]
 		if with == "" {
 			continue
 		}

@@ -123,22 +123,22 @@ func TestCompareKeys(t *testing.T) {
 
 func TestComparePairs(t *testing.T) {
 	live := migSecret("m", "db", "user", "app", "password", "pw\n", "legacy", "x")
-	migAnnotate(&live.ObjectMeta, AnnCompareWith, "db-check")
+	migAnnotate(&live.ObjectMeta, model.AnnCompareWith, "db-check")
 	check := migSecret("m", "db", "user", "app", "password", "pw", "extra", "y")
 	check.Name = "db-check"
 	// A matching pair declared on an ExternalSecret; ESO copied the annotation
 	// onto its target, which must not make a second pair.
 	good := migSecret("m", "api", "k", "v")
 	goodCheck := migSecret("m", "api-check", "k", "v")
-	migAnnotate(&goodCheck.ObjectMeta, AnnCompareWith, "api")
+	migAnnotate(&goodCheck.ObjectMeta, model.AnnCompareWith, "api")
 	esCheck := migES("m", "api-check", "api-check")
-	migAnnotate(&esCheck.ObjectMeta, AnnCompareWith, "api")
+	migAnnotate(&esCheck.ObjectMeta, model.AnnCompareWith, "api")
 	// A pair whose other side does not exist yet.
 	lonely := migSecret("m", "lonely", "k", "v")
-	migAnnotate(&lonely.ObjectMeta, AnnCompareWith, "lonely-check")
+	migAnnotate(&lonely.ObjectMeta, model.AnnCompareWith, "lonely-check")
 	// Self-reference and other namespaces are ignored / kept apart.
 	self := migSecret("m", "self", "k", "v")
-	migAnnotate(&self.ObjectMeta, AnnCompareWith, "self")
+	migAnnotate(&self.ObjectMeta, model.AnnCompareWith, "self")
 
 	w := migWorld{secrets: []*model.Secret{live, check, good, goodCheck, lonely, self}, es: []*model.ExternalSecret{esCheck}}
 	var got []ComparePair
@@ -173,7 +173,7 @@ func TestComparePairs(t *testing.T) {
 
 func TestComparePairsLiveAbsent(t *testing.T) {
 	es := migES("m", "seed", "seed-check")
-	migAnnotate(&es.ObjectMeta, AnnCompareWith, "gone")
+	migAnnotate(&es.ObjectMeta, model.AnnCompareWith, "gone")
 	w := migWorld{secrets: []*model.Secret{migSecret("m", "seed-check", "k", "v")}, es: []*model.ExternalSecret{es}}
 	var got []ComparePair
 	w.store().Read(func(v model.View) { got = ComparePairs(v, migAvail()) })

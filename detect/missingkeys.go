@@ -89,8 +89,7 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 			continue
 		}
 		if _, has := s.Keys.Get(e.Key); !has {
-			res.Missing = append(res.Missing, MissingKey{Namespace: e.Namespace, Secret: e.Secret, Key: e.Key,
-				Source: e.Source, Optional: e.Optional, Consumers: e.Consumers})
+			res.Missing = append(res.Missing, MissingKey(e))
 		}
 	}
 	// Count the pods behind an absent Secret from the pods themselves: merging the

@@ -24,6 +24,10 @@ type ReadyButShort struct {
 	Missing int
 	// ReadyReason is the condition's reason (SecretSynced, SecretMissing, ...).
 	ReadyReason string
+	// Expected are the keys the ExternalSecret says its target holds, and
+	// MissingKeys those the Secret lacks (missing_keys only).
+	Expected    []string
+	MissingKeys []string
 }
 
 // ReadyButShortES finds ExternalSecrets whose Ready=True is not backed by their Secret.
@@ -54,16 +58,15 @@ func ReadyButShortES(v model.View, avail model.Availability) []ReadyButShort {
 		case s.Keys.Len() == 0:
 			r.Reason, r.Missing = ShortEmpty, atLeastOne(len(expected))
 		default:
-			n := 0
 			for _, k := range expected {
 				if _, has := s.Keys.Get(k); !has {
-					n++
+					r.MissingKeys = append(r.MissingKeys, k)
 				}
 			}
-			if n == 0 {
+			if len(r.MissingKeys) == 0 {
 				continue
 			}
-			r.Reason, r.Missing = ShortMissingKeys, n
+			r.Reason, r.Missing, r.Expected = ShortMissingKeys, len(r.MissingKeys), expected
 		}
 		out = append(out, r)
 	}

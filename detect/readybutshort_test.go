@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -127,8 +128,23 @@ func TestReadyButShort(t *testing.T) {
 			}
 			s := newStore(t, tc.objs...)
 			got := readView(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, avail) })
+			for i := range got {
+				if g := got[i]; g.Reason == ShortMissingKeys && (len(g.MissingKeys) != g.Missing || len(g.Expected) < g.Missing) {
+					t.Errorf("%s: %d missing but keys %v of %v", g.ExternalSecret, g.Missing, g.MissingKeys, g.Expected)
+				}
+				got[i].Expected, got[i].MissingKeys = nil, nil // checked above and in TestReadyButShortKeys
+			}
 			checkSlice(t, "ReadyButShortES", got, tc.want)
 		})
+	}
+}
+
+// The evidence names the keys the Secret lacks, sorted.
+func TestReadyButShortKeys(t *testing.T) {
+	s := newStore(t, secret("app", "db", "B"), es("app", "db", esData("C", "B", "A")))
+	got := readView(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, availAll()) })
+	if len(got) != 1 || strings.Join(got[0].MissingKeys, ",") != "A,C" || strings.Join(got[0].Expected, ",") != "A,B,C" {
+		t.Fatalf("got %+v", got)
 	}
 }
 

@@ -17,6 +17,9 @@ step "lint"
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go') 2>/dev/null || true)
 if [ -n "$bad" ]; then echo "gofmt would change:"; echo "$bad"; exit 1; fi
 go vet ./...
+# golangci-lint v2 (test/tools/golangci-lint, .golangci.yml): unused, depguard
+# (the layering), promlinter, errcheck, staticcheck.
+golangci-lint run ./...
 
 step "unit and end-to-end tests"
 go test -count=1 -timeout 45m ./...
@@ -35,7 +38,7 @@ step "short fuzz budget"
 # is minimising a new input, go test reports "context deadline exceeded" as a
 # failure (a flake that is not a finding). Helm payloads are slow to decode.
 fuzztime=${DRIFTWATCH_FUZZTIME:-20000x}
-for pkg in ./internal/parse/ ./internal/argocd/ ./internal/lint/; do
+for pkg in ./internal/parse/ ./internal/argocd/ignorepath/ ./internal/lint/; do
   for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     budget=$fuzztime
     [ "$f" = FuzzHelmRelease ] && budget=${DRIFTWATCH_FUZZTIME_HELM:-1500x}

@@ -17,23 +17,17 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
-	"github.com/driftwatch/driftwatch/internal/kube"
+	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 // Set with -ldflags "-X main.version=... -X main.revision=...".
@@ -69,76 +63,62 @@ type options struct {
 	pprofAddr               string
 }
 
-// envDefault reads DRIFTWATCH_<NAME> so every flag can also come from the environment.
-func envDefault(name, def string) string {
-	k := "DRIFTWATCH_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-	if v, ok := os.LookupEnv(k); ok {
-		return v
-	}
-	return def
+// envName is the environment variable that sets a flag: DRIFTWATCH_<FLAG>, with
+// dashes as underscores.
+func envName(flagName string) string {
+	return "DRIFTWATCH_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-func envBool(name string, def bool) bool {
-	v, err := strconv.ParseBool(envDefault(name, strconv.FormatBool(def)))
+// parseFlags sets each flag from its DRIFTWATCH_<FLAG> environment variable
+// through the flag set, so a value that does not parse is an error naming the
+// variable, then parses the command line, which wins over the environment.
+func parseFlags(fs *flag.FlagSet, args []string, lookup func(string) (string, bool)) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		if v, ok := lookup(envName(f.Name)); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s: %w", envName(f.Name), e)
+			}
+		}
+	})
 	if err != nil {
-		return def
+		return err
 	}
-	return v
-}
-
-func envFloat(name string, def float64) float64 {
-	v, err := strconv.ParseFloat(envDefault(name, strconv.FormatFloat(def, 'g', -1, 64)), 64)
-	if err != nil {
-		return def
-	}
-	return v
-}
-
-func envInt(name string, def int) int {
-	v, err := strconv.Atoi(envDefault(name, strconv.Itoa(def)))
-	if err != nil {
-		return def
-	}
-	return v
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	v, err := time.ParseDuration(envDefault(name, def.String()))
-	if err != nil {
-		return def
-	}
-	return v
+	return fs.Parse(args)
 }
 
 func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.kubeconfig, "kubeconfig", envDefault("kubeconfig", ""), "path to a kubeconfig (default: in-cluster, else $KUBECONFIG, else ~/.kube/config)")
-	fs.StringVar(&o.kubeContext, "context", envDefault("context", ""), "kubeconfig context to use")
-	fs.StringVar(&o.listen, "listen", envDefault("listen", DefaultListen), "address for /metrics, /healthz and /readyz")
-	fs.StringVar(&o.namespaces, "namespaces", envDefault("namespaces", ""), "comma-separated namespaces to watch (default: all)")
-	fs.StringVar(&o.excludeNS, "exclude-namespaces", envDefault("exclude-namespaces", ""), "comma-separated namespaces to ignore (filtered server-side)")
-	fs.StringVar(&o.logFormat, "log-format", envDefault("log-format", "text"), "log format: text or json")
-	fs.StringVar(&o.logLevel, "log-level", envDefault("log-level", "info"), "log level: debug, info, warn, error")
-	fs.BoolVar(&o.demo, "demo", envBool("demo", false), "run against an embedded simulated cluster (no kubeconfig needed)")
-	fs.BoolVar(&o.noKeyLabel, "no-key-label", envBool("no-key-label", false), "do not export key names: report missing keys as counts per Secret")
-	fs.BoolVar(&o.inventory, "inventory", envBool("inventory", false), "export the inventory driftwatch_secret_consumer_info and _consumer_pods: one series per consumed Secret and workload, so its cardinality grows with the cluster, not with findings (off by default)")
-	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", envFloat("sync-overdue-factor", 3), "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
-	fs.DurationVar(&o.discoveryInterval, "discovery-interval", envDuration("discovery-interval", 30*time.Second), "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
-	fs.IntVar(&o.shard, "shard", envInt("shard", 0), "this agent's shard (0-based), with --total-shards")
-	fs.IntVar(&o.shards, "total-shards", envInt("total-shards", 1), "number of shards; namespaces are assigned by a stable hash")
-	fs.DurationVar(&o.flipWindow, "flip-window", envDuration("flip-window", time.Hour), "how long a Secret's value changes are remembered to detect flips")
-	fs.StringVar(&o.argo.Server, "argocd-server", envDefault("argocd-server", ""), "Argo CD API URL; enables the argocd expectation source (desired state from managed-resources)")
-	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", envDefault("argocd-token-file", ""), "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")
-	fs.StringVar(&o.argo.CAFile, "argocd-ca-file", envDefault("argocd-ca-file", ""), "CA bundle to verify the Argo CD API's certificate")
-	fs.BoolVar(&o.argo.Insecure, "argocd-insecure", envBool("argocd-insecure", false), "skip TLS verification of the Argo CD API and allow http:// (testing only)")
-	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", envDuration("argocd-poll-interval", time.Minute), "interval between rounds of Argo CD API polling")
-	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", envDuration("argocd-timeout", 10*time.Second), "timeout of one Argo CD API call")
-	fs.Float64Var(&o.argo.RPS, "argocd-rps", envFloat("argocd-rps", 5), "maximum Argo CD API requests per second")
-	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", envDuration("argocd-not-converging-threshold", 10*time.Minute), "report an Application OutOfSync this long after a Succeeded sync")
-	fs.StringVar(&o.esoSA, "eso-service-account", envDefault("eso-service-account", "external-secrets/external-secrets"), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
-	fs.StringVar(&o.pprofAddr, "debug-pprof", envDefault("debug-pprof", ""), "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); off by default")
-	fs.IntVar(&o.flapThreshold, "flap-threshold", envInt("flap-threshold", 2), "flips within --flip-window that make a Secret flapping")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: in-cluster, else $KUBECONFIG, else ~/.kube/config)")
+	fs.StringVar(&o.kubeContext, "context", "", "kubeconfig context to use")
+	fs.StringVar(&o.listen, "listen", DefaultListen, "address for /metrics, /healthz and /readyz")
+	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces to watch (default: all)")
+	fs.StringVar(&o.excludeNS, "exclude-namespaces", "", "comma-separated namespaces to ignore (filtered server-side)")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&o.demo, "demo", false, "run against an embedded simulated cluster (no kubeconfig needed)")
+	fs.BoolVar(&o.noKeyLabel, "no-key-label", false, "do not export key names: report missing keys as counts per Secret")
+	fs.BoolVar(&o.inventory, "inventory", false, "export the inventory driftwatch_secret_consumer_info and _consumer_pods: one series per consumed Secret and workload, so its cardinality grows with the cluster, not with findings (off by default)")
+	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", 3, "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
+	fs.DurationVar(&o.discoveryInterval, "discovery-interval", 30*time.Second, "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
+	fs.IntVar(&o.shard, "shard", 0, "this agent's shard (0-based), with --total-shards")
+	fs.IntVar(&o.shards, "total-shards", 1, "number of shards; namespaces are assigned by a stable hash")
+	fs.DurationVar(&o.flipWindow, "flip-window", time.Hour, "how long a Secret's value changes are remembered to detect flips")
+	fs.StringVar(&o.argo.Server, "argocd-server", "", "Argo CD API URL; enables the argocd expectation source (desired state from managed-resources)")
+	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", "", "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")
+	fs.StringVar(&o.argo.CAFile, "argocd-ca-file", "", "CA bundle to verify the Argo CD API's certificate")
+	fs.BoolVar(&o.argo.Insecure, "argocd-insecure", false, "skip TLS verification of the Argo CD API and allow http:// (testing only)")
+	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", time.Minute, "interval between rounds of Argo CD API polling")
+	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", 10*time.Second, "timeout of one Argo CD API call")
+	fs.Float64Var(&o.argo.RPS, "argocd-rps", 5, "maximum Argo CD API requests per second")
+	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", 10*time.Minute, "report an Application OutOfSync this long after a Succeeded sync")
+	fs.StringVar(&o.esoSA, "eso-service-account", "external-secrets/external-secrets", "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
+	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); off by default")
+	fs.IntVar(&o.flapThreshold, "flap-threshold", 2, "flips within --flip-window that make a Secret flapping")
 	return fs
 }
 
@@ -157,36 +137,6 @@ func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// restConfig resolves the connection: --kubeconfig, else in-cluster, else the
-// default loading rules ($KUBECONFIG, ~/.kube/config).
-func restConfig(path, kctx string) (*rest.Config, error) {
-	if path == "" && kctx == "" {
-		if c, err := rest.InClusterConfig(); err == nil {
-			return c, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: kctx}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("no cluster to watch (try --kubeconfig, or --demo): %w", err)
-	}
-	return cfg, nil
-}
-
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -202,10 +152,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var o options
 	fs := newFlags(&o, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
+		fmt.Fprintln(stderr, "agent:", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -236,53 +187,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 			o.discoveryInterval = 2 * time.Second
 		}
 	} else {
-		rc, err := restConfig(o.kubeconfig, o.kubeContext)
+		c, rc, err := agent.Connect(o.kubeconfig, o.kubeContext, "driftwatch/"+version)
 		if err != nil {
 			fmt.Fprintln(stderr, "agent:", err)
 			return 2
 		}
-		rc.UserAgent = "driftwatch/" + version
-		rc.QPS, rc.Burst = 20, 40
-		// Typed clientset over protobuf; dynamic and discovery stay JSON.
-		cs, err := kubernetes.NewForConfig(kube.ProtobufConfig(rc))
-		if err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
-		}
-		dyn, err := dynamic.NewForConfig(rc)
-		if err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
-		}
-		disco, err := discovery.NewDiscoveryClientForConfig(rc)
-		if err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
-		}
-		clients = agent.Clients{Core: cs, Dynamic: dyn, Discovery: disco}
+		clients = c
 		log.Info("connecting", "host", rc.Host)
 	}
 	cfg := agent.Config{
 		Listen:            o.listen,
-		Namespaces:        splitList(o.namespaces),
-		ExcludeNamespaces: splitList(o.excludeNS),
+		Namespaces:        agent.SplitList(o.namespaces),
+		ExcludeNamespaces: agent.SplitList(o.excludeNS),
 		Shard:             o.shard,
 		Shards:            o.shards,
 		DiscoveryInterval: o.discoveryInterval,
 		Logger:            log,
 	}
-	cfg.Findings.NoKeyLabel = o.noKeyLabel
-	cfg.Findings.Inventory = o.inventory
-	cfg.Findings.OverdueFactor = o.overdueFactor
+	cfg.Findings = dwcollectors.Config{NoKeyLabel: o.noKeyLabel, Inventory: o.inventory, OverdueFactor: o.overdueFactor,
+		FlapThreshold: o.flapThreshold, NotConvergingThreshold: o.notConverging, Logger: log}
 	cfg.History.Window = o.flipWindow
-	dwcollectors.SetFlapThreshold(o.flapThreshold)
 	if ns, name, ok := strings.Cut(o.esoSA, "/"); ok && ns != "" && name != "" {
-		dwcollectors.SetESOControllerServiceAccount(ns, name)
+		cfg.Findings.ESOServiceAccount = model.Ref{Namespace: ns, Name: name}
 	} else {
 		fmt.Fprintf(stderr, "agent: --eso-service-account %q: want NAMESPACE/NAME\n", o.esoSA)
 		return 2
 	}
-	dwcollectors.SetNotConvergingThreshold(o.notConverging)
 	if o.demo {
 		cfg.OnListen = func(addr string) {
 			host := addr

@@ -79,6 +79,9 @@ func New(c Clients, cfg Config) *Agent {
 		opts.NamespaceFilter = ShardFilter(cfg.Shard, cfg.Shards)
 	}
 	mgr := kube.NewManager(c.Core, c.Dynamic, c.Discovery, store, tr, opts)
+	if cfg.Findings.Logger == nil {
+		cfg.Findings.Logger = log
+	}
 	findings := dwcollectors.NewFindings(store, mgr, cfg.Findings)
 	others := []prometheus.Collector{
 		collectors.NewGoCollector(),
@@ -126,14 +129,8 @@ func (a *Agent) Handler() http.Handler {
 			_, _ = w.Write([]byte("ok\n"))
 			return
 		}
-		var waiting []string
-		for _, st := range a.Manager.States() {
-			if st.Enabled && !st.Degraded && !st.Synced || st.Reason == "not_started" {
-				waiting = append(waiting, string(st.Resource))
-			}
-		}
 		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = fmt.Fprintf(w, "waiting for informers to sync: %s\n", strings.Join(waiting, ","))
+		_, _ = fmt.Fprintf(w, "waiting for informers to sync: %s\n", strings.Join(a.Manager.Waiting(), ","))
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {

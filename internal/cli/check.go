@@ -14,10 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 // Severity of a finding: the severity its family declares in the catalog
@@ -51,40 +50,41 @@ func ClassOf(metric string, labels map[string]string) (FindingClass, bool) {
 	return FindingClass{Class: f.Class, Severity: f.SeverityOf(labels)}, true
 }
 
-// Finding is one non-zero finding series.
+// Finding is one finding of `agent check --output json` (and of
+// /api/v1/findings): the typed finding its detector produced (collectors.Finding)
+// with its family's name and class. docs/findings-schema.md documents it.
 type Finding struct {
-	Class    string            `json:"class"`
-	Severity Severity          `json:"severity"`
-	Metric   string            `json:"metric"`
-	Labels   map[string]string `json:"labels"`
-	Value    float64           `json:"value"`
+	Class     string                  `json:"class"`
+	Severity  Severity                `json:"severity"`
+	Metric    string                  `json:"metric"`
+	Detector  string                  `json:"detector"`
+	Object    dwcollectors.ObjectID   `json:"object"`
+	Labels    map[string]string       `json:"labels"`
+	Value     float64                 `json:"value"`
+	Evidence  string                  `json:"evidence,omitempty"`
+	Consumers []dwcollectors.Consumer `json:"consumers,omitempty"`
 }
 
-// objectLabels name the object of a finding, most specific first (the namespace
-// label of a workload-identity finding is the ServiceAccount's).
-var objectLabels = []string{"secret", "externalsecret", "serviceaccount", "store", "pod", "application", "name"}
-
-// object names the object a finding is about, from its labels.
-func (f Finding) object() string {
-	name := ""
-	for _, l := range objectLabels {
-		if v := f.Labels[l]; v != "" {
-			name = v
-			break
-		}
+// FromTyped turns the detectors' typed findings into check's findings, in
+// their order (severity, class, family, object).
+func FromTyped(fs []dwcollectors.Finding) []Finding {
+	out := make([]Finding, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, Finding{Class: f.Family.Class, Severity: f.Severity, Metric: f.Family.Name, Detector: f.Detector,
+			Object: f.Object, Labels: f.Labels, Value: f.Value, Evidence: f.Evidence, Consumers: f.Consumers})
 	}
-	if ns := f.Labels["namespace"]; ns != "" {
-		return ns + "/" + name
-	}
-	return name
+	return out
 }
 
+func (f Finding) object() string { return f.Object.String() }
+
+// details lists the labels that do not name the object.
 func (f Finding) details() string {
 	skip := map[string]bool{"namespace": true}
-	for _, l := range objectLabels {
-		if f.Labels[l] != "" {
-			skip[l] = true
-			break
+	for k, v := range f.Labels {
+		if v == f.Object.Name && (k == "secret" || k == "externalsecret" || k == "serviceaccount" || k == "store" ||
+			k == "application" || k == "name") {
+			skip[k] = true
 		}
 	}
 	var ks []string
@@ -104,46 +104,6 @@ func (f Finding) details() string {
 	return strings.Join(parts, " ")
 }
 
-// Findings extracts the findings from gathered metric families, sorted by
-// severity (highest first), class, metric and labels.
-func Findings(mfs []*dto.MetricFamily) []Finding {
-	var out []Finding
-	for _, mf := range mfs {
-		for _, m := range mf.Metric {
-			v := m.GetGauge().GetValue()
-			if mf.GetType() == dto.MetricType_COUNTER {
-				v = m.GetCounter().GetValue()
-			}
-			if v == 0 {
-				continue
-			}
-			labels := map[string]string{}
-			for _, l := range m.Label {
-				labels[l.GetName()] = l.GetValue()
-			}
-			c, ok := ClassOf(mf.GetName(), labels)
-			if !ok {
-				break
-			}
-			out = append(out, Finding{Class: c.Class, Severity: c.Severity, Metric: mf.GetName(), Labels: labels, Value: v})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Severity != b.Severity {
-			return a.Severity.Rank() > b.Severity.Rank()
-		}
-		if a.Class != b.Class {
-			return a.Class < b.Class
-		}
-		if a.Metric != b.Metric {
-			return a.Metric < b.Metric
-		}
-		return a.object()+" "+a.details() < b.object()+" "+b.details()
-	})
-	return out
-}
-
 // CheckReport is the --output json document.
 type CheckReport struct {
 	Result   string         `json:"result"` // pass or fail
@@ -154,27 +114,6 @@ type CheckReport struct {
 	SkippedDetectors []string `json:"skipped_detectors"`
 	// Unavailable resources, as resource=reason (crd_absent, forbidden, ...).
 	Unavailable []string `json:"unavailable"`
-}
-
-func skippedDetectors(mfs []*dto.MetricFamily) []string {
-	var out []string
-	for _, mf := range mfs {
-		if mf.GetName() != "driftwatch_detector_enabled" {
-			continue
-		}
-		for _, m := range mf.Metric {
-			if m.GetGauge().GetValue() != 0 {
-				continue
-			}
-			for _, l := range m.Label {
-				if l.GetName() == "detector" {
-					out = append(out, l.GetValue())
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 func writeCheckText(w io.Writer, r CheckReport) error {
@@ -199,6 +138,17 @@ func writeCheckText(w io.Writer, r CheckReport) error {
 		fmt.Fprintln(tw, "  SEVERITY\tFINDING\tOBJECT\tDETAILS")
 		for _, f := range byClass[c] {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Severity, strings.TrimPrefix(f.Metric, "driftwatch_"), f.object(), f.details())
+			// What the detector saw and who reads the object, under OBJECT.
+			if f.Evidence != "" {
+				fmt.Fprintf(tw, "  \t\t%s\n", f.Evidence)
+			}
+			if len(f.Consumers) > 0 {
+				var rs []string
+				for _, c := range f.Consumers {
+					rs = append(rs, fmt.Sprintf("%s/%s (%d pods)", c.Kind, c.Name, c.Pods))
+				}
+				fmt.Fprintf(tw, "  \t\tread by: %s\n", strings.Join(rs, ", "))
+			}
 		}
 		_ = tw.Flush()
 	}
@@ -280,13 +230,14 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		fmt.Fprintf(stderr, "agent check: --fail-on %q: want critical, warning or info\n", *failOn)
 		return ExitError
 	}
+	var findingsCfg dwcollectors.Config
 	if *esoSA != "" {
 		ns, name, ok := splitRef(*esoSA)
 		if !ok {
 			fmt.Fprintf(stderr, "agent check: --eso-service-account %q: want NAMESPACE/NAME\n", *esoSA)
 			return ExitError
 		}
-		dwcollectors.SetESOControllerServiceAccount(ns, name)
+		findingsCfg.ESOServiceAccount = model.Ref{Namespace: ns, Name: name}
 	}
 	clients, err := connect(*kubeconfig, *kctx)
 	if err != nil {
@@ -299,10 +250,11 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := agent.Config{
-		Namespaces:        splitList(*namespaces),
-		ExcludeNamespaces: splitList(*excludeNS),
+		Namespaces:        agent.SplitList(*namespaces),
+		ExcludeNamespaces: agent.SplitList(*excludeNS),
 		DiscoveryInterval: time.Hour, // one pass: discovery runs once at start
 		Logger:            log,
+		Findings:          findingsCfg,
 	}
 	a := agent.New(clients, cfg)
 
@@ -318,24 +270,13 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	for !a.Manager.Ready() {
 		select {
 		case <-deadline.C:
-			var waiting []string
-			for _, st := range a.Manager.States() {
-				if st.Reason == "not_started" || st.Enabled && !st.Degraded && !st.Synced {
-					waiting = append(waiting, string(st.Resource))
-				}
-			}
-			fmt.Fprintf(stderr, "agent check: informers did not sync within %s: %s\n", *timeout, strings.Join(waiting, ","))
+			fmt.Fprintf(stderr, "agent check: informers did not sync within %s: %s\n", *timeout, strings.Join(a.Manager.Waiting(), ","))
 			return ExitError
 		case <-tick.C:
 		}
 	}
-	mfs, err := a.Registry.Gather()
-	if err != nil {
-		fmt.Fprintln(stderr, "agent check: gathering metrics:", err)
-		return ExitError
-	}
 	r := CheckReport{Result: "pass", FailOn: *failOn, Counts: map[string]int{"critical": 0, "warning": 0, "info": 0},
-		Findings: Findings(mfs), SkippedDetectors: skippedDetectors(mfs), Unavailable: []string{}}
+		Findings: FromTyped(a.Findings.Typed()), SkippedDetectors: a.Findings.Skipped(), Unavailable: []string{}}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
@@ -372,14 +313,4 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		return ExitFinding
 	}
 	return ExitOK
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

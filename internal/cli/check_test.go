@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"io"
 	"log/slog"
 	"strings"
@@ -109,7 +110,14 @@ func TestCheckJSON(t *testing.T) {
 		f.Labels["secret"] != "flags" || f.Labels["namespace"] != "app" {
 		t.Fatalf("first finding %+v", f)
 	}
-	if d := r.Findings[1]; d.Metric != "driftwatch_secret_duplicate_credentials" || d.Labels["secret"] != "b" || d.Labels["duplicate_of"] != "a" {
+	// The typed finding carries what the detector knew: the object, the
+	// evidence, the readers.
+	if f.Object != (dwcollectors.ObjectID{Kind: "Secret", Namespace: "app", Name: "flags"}) || f.Detector != "missing_keys" ||
+		!strings.Contains(f.Evidence, "does not exist") || len(f.Consumers) != 1 || f.Consumers[0].Name != "worker" {
+		t.Fatalf("first finding's evidence %+v", f)
+	}
+	if d := r.Findings[1]; d.Metric != "driftwatch_secret_duplicate_credentials" || d.Labels["secret"] != "b" || d.Labels["duplicate_of"] != "a" ||
+		!strings.Contains(d.Evidence, "fingerprints as Secret a") {
 		t.Fatalf("second finding %+v", d)
 	}
 	if !strings.Contains(out, `"severity": "critical"`) {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/driftwatch/driftwatch/detect"
 	"io"
 	"net/url"
 	"sort"
@@ -21,14 +22,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/driftwatch/driftwatch/internal/agent"
-	"github.com/driftwatch/driftwatch/internal/kube"
 )
 
 // Exit codes of the subcommands.
@@ -44,45 +39,8 @@ type Connect func(kubeconfig, kubeContext string) (agent.Clients, error)
 // DefaultConnect connects with --kubeconfig, else in-cluster config, else the
 // default loading rules ($KUBECONFIG, ~/.kube/config).
 func DefaultConnect(kubeconfig, kubeContext string) (agent.Clients, error) {
-	rc, err := restConfig(kubeconfig, kubeContext)
-	if err != nil {
-		return agent.Clients{}, err
-	}
-	rc.UserAgent = "driftwatch-cli"
-	rc.QPS, rc.Burst = 20, 40
-	cs, err := kubernetes.NewForConfig(kube.ProtobufConfig(rc)) // dynamic and discovery stay JSON
-	if err != nil {
-		return agent.Clients{}, err
-	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return agent.Clients{}, err
-	}
-	disco, err := discovery.NewDiscoveryClientForConfig(rc)
-	if err != nil {
-		return agent.Clients{}, err
-	}
-	return agent.Clients{Core: cs, Dynamic: dyn, Discovery: disco}, nil
-}
-
-// restConfig resolves the connection: --kubeconfig, else in-cluster, else the
-// default loading rules (a copy of cmd/agent's).
-func restConfig(path, kctx string) (*rest.Config, error) {
-	if path == "" && kctx == "" {
-		if c, err := rest.InClusterConfig(); err == nil {
-			return c, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: kctx}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("no cluster to connect to (try --kubeconfig): %w", err)
-	}
-	return cfg, nil
+	c, _, err := agent.Connect(kubeconfig, kubeContext, "driftwatch-cli")
+	return c, err
 }
 
 // parseInterleaved parses flags that may come before, between or after the
@@ -105,13 +63,17 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// CLI verdicts, as printed.
-const (
-	Match            = "MATCH"
-	Mismatch         = "MISMATCH"
-	MissingFromStore = "MISSING FROM STORE" // the key is only in the live Secret
-	OnlyInStore      = "ONLY IN STORE"      // the key is only in the store's copy
+// CLI verdicts, as printed: the detector's verdicts (detect.Verdict*, the
+// label values of driftwatch_compare_mismatch) in capitals, spaces for
+// underscores.
+var (
+	Match            = printed(detect.VerdictMatch)
+	Mismatch         = printed(detect.VerdictMismatch)
+	MissingFromStore = printed(detect.VerdictMissingFromStore) // the key is only in the live Secret
+	OnlyInStore      = printed(detect.VerdictOnlyInStore)      // the key is only in the store's copy
 )
+
+func printed(verdict string) string { return strings.ToUpper(strings.ReplaceAll(verdict, "_", " ")) }
 
 // Hints: what the only difference between two values is.
 const (

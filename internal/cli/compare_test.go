@@ -35,7 +35,7 @@ func TestCompareSecrets(t *testing.T) {
 		"crlf-space":   []byte("a\r\nb\r\n  "),
 		"b64-store":    []byte("hello world!"),
 		"b64-live":     []byte("aGVsbG8gd29ybGQh\n"),
-		"b64-raw-url":  []byte{0xfb, 0xff, 0xfe},
+		"b64-raw-url":  {0xfb, 0xff, 0xfe},
 		"diff":         []byte("aaaa"),
 		"binary":       {0x00, 0x01, 0x02, 0xff},
 		"binary-same":  {0x00, 0xff, 0x00},

@@ -28,11 +28,10 @@ import (
 
 // Demo is a simulated cluster.
 type Demo struct {
-	log  *slog.Logger
-	cs   *fake.Clientset
-	dyn  *dynamicfake.FakeDynamicClient
-	now  time.Time
-	objs []runtime.Object
+	log *slog.Logger
+	cs  *fake.Clientset
+	dyn *dynamicfake.FakeDynamicClient
+	now time.Time
 }
 
 var (

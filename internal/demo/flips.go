@@ -28,8 +28,8 @@ const (
 	flipsAPIPod2      = "api-5d8f7c9b4-p2"
 )
 
-var flipsDataFields = &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}
-var flipsDataAndLabels = &metav1.FieldsV1{Raw: []byte(`{"f:data":{},"f:metadata":{"f:labels":{}}}`)}
+var flipsDataFields = metav1.NewFieldsV1(`{"f:data":{}}`)
+var flipsDataAndLabels = metav1.NewFieldsV1(`{"f:data":{},"f:metadata":{"f:labels":{}}}`)
 
 func init() {
 	addPart(flipsPart)

@@ -45,8 +45,8 @@ func gitopsPart(now time.Time) (core, dyn []runtime.Object) {
 		if withData {
 			spec = `"f:spec":{".":{},"f:data":{},"f:refreshInterval":{},"f:secretStoreRef":{".":{},"f:kind":{},"f:name":{}},"f:target":{".":{},"f:creationPolicy":{},"f:deletionPolicy":{},"f:name":{}}}`
 		}
-		return flipsEntry("kubectl-client-side-apply", at, &metav1.FieldsV1{Raw: []byte(
-			`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},` + spec + `}`)})
+		return flipsEntry("kubectl-client-side-apply", at, metav1.NewFieldsV1(
+			`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},`+spec+`}`))
 	}
 	es := func(name string, live, lastApplied []string, edited bool) *unstructured.Unstructured {
 		spec := map[string]any{"secretStoreRef": vault, "refreshInterval": "1h",
@@ -55,7 +55,7 @@ func gitopsPart(now time.Time) (core, dyn []runtime.Object) {
 		u.SetAnnotations(map[string]string{lastAppliedAnn: esLastApplied(name, lastApplied)})
 		mf := []metav1.ManagedFieldsEntry{applied(now.Add(-2*time.Hour), !edited)}
 		if edited {
-			mf = append(mf, flipsEntry("kubectl-edit", now.Add(-time.Hour), &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:data":{}}}`)}))
+			mf = append(mf, flipsEntry("kubectl-edit", now.Add(-time.Hour), metav1.NewFieldsV1(`{"f:spec":{"f:data":{}}}`)))
 		}
 		for i := range mf {
 			mf[i].APIVersion = "external-secrets.io/v1"

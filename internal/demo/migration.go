@@ -71,9 +71,9 @@ func migrationPart(now time.Time) (core, dyn []runtime.Object) {
 	mailer.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(applied)})
 	// Client-side apply created it: its entry owns the annotation and, defaulted
 	// by the CRD in the same request, spec.target.creationPolicy.
-	mailerMF := flipsEntry("kubectl-client-side-apply", now.Add(-time.Hour), &metav1.FieldsV1{Raw: []byte(
-		`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},` +
-			`"f:spec":{".":{},"f:data":{},"f:refreshInterval":{},"f:secretStoreRef":{".":{},"f:kind":{},"f:name":{}},"f:target":{".":{},"f:creationPolicy":{},"f:deletionPolicy":{},"f:name":{}}}}`)})
+	mailerMF := flipsEntry("kubectl-client-side-apply", now.Add(-time.Hour), metav1.NewFieldsV1(
+		`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},`+
+			`"f:spec":{".":{},"f:data":{},"f:refreshInterval":{},"f:secretStoreRef":{".":{},"f:kind":{},"f:name":{}},"f:target":{".":{},"f:creationPolicy":{},"f:deletionPolicy":{},"f:name":{}}}}`))
 	mailerMF.APIVersion = "external-secrets.io/v1"
 	mailer.SetManagedFields([]metav1.ManagedFieldsEntry{mailerMF})
 	if spec, ok := mailer.Object["spec"].(map[string]any); ok { // the CRD defaults what was not applied

@@ -254,8 +254,8 @@ func buildWire(b *testing.B, sz heapSizes) *wireObjects {
 		if r.Float64() < 0.2 {
 			la, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
 				"metadata": map[string]any{"name": s.Name, "namespace": s.Namespace, "annotations": map[string]string{}}, "data": data})
-			s.Annotations = map[string]string{AnnLastApplied: string(la)}
-			fmeta["f:annotations"] = map[string]any{".": map[string]any{}, "f:" + AnnLastApplied: map[string]any{}}
+			s.Annotations = map[string]string{model.AnnLastApplied: string(la)}
+			fmeta["f:annotations"] = map[string]any{".": map[string]any{}, "f:" + model.AnnLastApplied: map[string]any{}}
 		}
 		rv++
 		serverMeta(&s.ObjectMeta, r, rv, "kubectl-client-side-apply", "v1",

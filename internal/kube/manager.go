@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -16,12 +15,9 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/driftwatch/driftwatch/internal/argocd"
-	"github.com/driftwatch/driftwatch/internal/eso"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -74,6 +70,9 @@ type group struct {
 	suspect  atomic.Bool  // a synced group got a 403/401; recheckDegraded confirms it
 	reason   atomic.Value // string
 	absent   bool         // optional API not served
+	// vanishing counts the discovery rounds in a row that found the API of a
+	// running informer not served (the discovery loop only).
+	vanishing int
 }
 
 type eventKey struct {
@@ -98,18 +97,15 @@ func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.
 		groups: map[model.Resource]*group{}}
 }
 
-// optional API resources and the group/resource names they are served under.
-var optionalAPIs = []struct {
-	res      model.Resource
-	group    string
-	versions []string
-	resource string
-	cluster  bool
-}{
-	{model.ResExternalSecrets, eso.Group, eso.Versions, "externalsecrets", false},
-	{model.ResSecretStores, eso.Group, eso.Versions, "secretstores", false},
-	{model.ResClusterSecretStores, eso.Group, eso.Versions, "clustersecretstores", true},
-	{model.ResApplications, argocd.Group, []string{argocd.Version}, "applications", false},
+// optionalAPIs are the watched resources served by CRDs, discovered at run time.
+func optionalAPIs() []*resource {
+	var out []*resource
+	for _, r := range resources {
+		if r.optional() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Run starts the core informers and the discovery loop and blocks until ctx ends,
@@ -173,43 +169,30 @@ func (m *Manager) tweak(extraField, label string) func(*metav1.ListOptions) {
 }
 
 func (m *Manager) startCore(ctx context.Context) {
-	type core struct {
-		res  model.Resource
-		make func(ns string) cache.SharedIndexInformer
-	}
-	cores := []core{
-		{model.ResSecrets, func(ns string) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+HelmReleaseType, ""))
-		}},
-		{model.ResHelmReleases, func(ns string) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+HelmReleaseType, "owner=helm,status=deployed"))
-		}},
-		{model.ResPods, func(ns string) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredPodInformer(m.cs, ns, 0, nil, m.tweak("", ""))
-		}},
-		{model.ResServiceAccounts, func(ns string) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredServiceAccountInformer(m.cs, ns, 0, nil, m.tweak("", ""))
-		}},
-	}
-	for _, c := range cores {
-		var infs []cache.SharedIndexInformer
-		for _, ns := range m.namespaces() {
-			infs = append(infs, c.make(ns))
+	for _, r := range resources {
+		if r.core == nil {
+			continue
 		}
-		m.startGroup(ctx, c.res, "v1", infs)
-	}
-	// Namespaces carry the namespace-wide driftwatch.io/ignore. They are
-	// cluster-scoped: an agent restricted to some namespaces (a namespaced
-	// install with Roles) cannot list them and only honours object annotations.
-	if len(m.opts.Namespaces) == 0 {
-		m.startGroup(ctx, model.ResNamespaces, "v1", []cache.SharedIndexInformer{
-			coreinformers.NewNamespaceInformer(m.cs, 0, nil)})
-	} else {
-		g := &group{res: model.ResNamespaces, absent: true}
-		g.reason.Store("not_watched")
-		m.mu.Lock()
-		m.groups[model.ResNamespaces] = g
-		m.mu.Unlock()
+		// Namespaces carry the namespace-wide driftwatch.io/ignore. They are
+		// cluster-scoped: an agent restricted to some namespaces (a namespaced
+		// install with Roles) cannot list them and only honours object annotations.
+		if r.onlyClusterWide && len(m.opts.Namespaces) > 0 {
+			g := &group{res: r.res, absent: true}
+			g.reason.Store("not_watched")
+			m.mu.Lock()
+			m.groups[r.res] = g
+			m.mu.Unlock()
+			continue
+		}
+		nss := m.namespaces()
+		if r.clusterScoped {
+			nss = []string{metav1.NamespaceAll}
+		}
+		var infs []cache.SharedIndexInformer
+		for _, ns := range nss {
+			infs = append(infs, r.core(m, ns))
+		}
+		m.startGroup(ctx, r.res, "v1", infs)
 	}
 }
 
@@ -273,27 +256,7 @@ func foreignStub(o metav1.Object) *metav1.PartialObjectMetadata {
 }
 
 func (m *Manager) recordTransform(res model.Resource) cache.TransformFunc {
-	switch res {
-	case model.ResSecrets:
-		return m.tr.Secret
-	case model.ResHelmReleases:
-		return m.tr.HelmRelease
-	case model.ResPods:
-		return m.tr.Pod
-	case model.ResServiceAccounts:
-		return m.tr.ServiceAccount
-	case model.ResExternalSecrets:
-		return m.tr.ExternalSecret
-	case model.ResSecretStores:
-		return m.tr.SecretStore("SecretStore")
-	case model.ResClusterSecretStores:
-		return m.tr.SecretStore("ClusterSecretStore")
-	case model.ResApplications:
-		return m.tr.Application
-	case model.ResNamespaces:
-		return m.tr.Namespace
-	}
-	panic("unknown resource " + string(res))
+	return resourceOf(res).transform(m.tr)
 }
 
 func (m *Manager) countEvent(res model.Resource, typ string) {
@@ -337,65 +300,19 @@ func unwrap(obj any) any {
 
 func (m *Manager) handlerFor(res model.Resource) cache.ResourceEventHandler {
 	now := m.opts.Now
+	r := resourceOf(res)
 	upsert := func(obj any) {
-		switch o := obj.(type) {
-		case *model.Secret:
-			if o.Type == HelmReleaseType || !m.keep(o) {
-				return
-			}
-			m.store.UpsertSecret(o, now())
-		case *model.HelmRelease:
-			if m.keep(o) {
-				m.store.UpsertHelmRelease(o)
-			}
-		case *model.Pod:
-			if m.keep(o) {
-				m.store.UpsertPod(o)
-			}
-		case *model.ServiceAccount:
-			if m.keep(o) {
-				m.store.UpsertServiceAccount(o)
-			}
-		case *model.ExternalSecret:
-			if m.keep(o) {
-				m.store.UpsertExternalSecret(o)
-			}
-		case *model.SecretStore:
-			if m.keep(o) {
-				m.store.UpsertStore(o)
-			}
-		case *model.ArgoApp:
-			if m.keep(o) {
-				m.store.UpsertApp(o)
-			}
-		case *model.Namespace:
-			m.store.UpsertNamespace(o)
+		// Records of other shards' namespaces are stubs (transformFor); a
+		// namespaced record is kept only in this shard's namespaces.
+		if o, ok := obj.(nsGetter); ok && !m.keep(o) {
+			return
 		}
-	}
-	del := func(obj any) {
-		switch o := unwrap(obj).(type) {
-		case *model.Secret:
-			m.store.DeleteSecret(o.Namespace, o.Name, now())
-		case *model.HelmRelease:
-			m.store.DeleteHelmRelease(o.Namespace, o.Name)
-		case *model.Pod:
-			m.store.DeletePod(o.Namespace, o.Name)
-		case *model.ServiceAccount:
-			m.store.DeleteServiceAccount(o.Namespace, o.Name)
-		case *model.ExternalSecret:
-			m.store.DeleteExternalSecret(o.Namespace, o.Name)
-		case *model.SecretStore:
-			m.store.DeleteStore(o.StoreKind, o.Namespace, o.Name)
-		case *model.ArgoApp:
-			m.store.DeleteApp(o.Namespace, o.Name)
-		case *model.Namespace:
-			m.store.DeleteNamespace(o.Name)
-		}
+		r.upsert(m.store, obj, now())
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { m.countEvent(res, "add"); upsert(obj) },
 		UpdateFunc: func(_, obj any) { m.countEvent(res, "update"); upsert(obj) },
-		DeleteFunc: func(obj any) { m.countEvent(res, "delete"); del(obj) },
+		DeleteFunc: func(obj any) { m.countEvent(res, "delete"); r.remove(m.store, unwrap(obj), now()) },
 	}
 }
 
@@ -479,33 +396,17 @@ func (m *Manager) recheckDegraded(ctx context.Context) {
 func (m *Manager) probe(ctx context.Context, g *group) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	opts := metav1.ListOptions{Limit: 1}
 	ns := m.namespaces()[0]
-	switch g.res {
-	case model.ResSecrets, model.ResHelmReleases:
-		_, err := m.cs.CoreV1().Secrets(ns).List(ctx, opts)
-		return err
-	case model.ResPods:
-		_, err := m.cs.CoreV1().Pods(ns).List(ctx, opts)
-		return err
-	case model.ResServiceAccounts:
-		_, err := m.cs.CoreV1().ServiceAccounts(ns).List(ctx, opts)
-		return err
-	case model.ResNamespaces:
-		_, err := m.cs.CoreV1().Namespaces().List(ctx, opts)
-		return err
+	r := resourceOf(g.res)
+	if !r.optional() {
+		return r.probe(ctx, m, ns)
 	}
-	for _, api := range optionalAPIs {
-		if api.res == g.res {
-			gvr := schema.GroupVersionResource{Group: api.group, Version: strings.TrimPrefix(g.version, api.group+"/"), Resource: api.resource}
-			if api.cluster {
-				ns = ""
-			}
-			_, err := m.dyn.Resource(gvr).Namespace(ns).List(ctx, opts)
-			return err
-		}
+	gvr := schema.GroupVersionResource{Group: r.group, Version: strings.TrimPrefix(g.version, r.group+"/"), Resource: r.resource}
+	if r.clusterScoped {
+		ns = ""
 	}
-	return fmt.Errorf("unknown resource %s", g.res)
+	_, err := m.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	return err
 }
 
 // discover starts informers for optional APIs that became served and stops those
@@ -517,7 +418,7 @@ func (m *Manager) discover(ctx context.Context) {
 	}
 	served := map[string]map[string]bool{} // group/version → resource names
 	known := map[string]bool{}             // group/versions with a definite answer
-	for _, api := range optionalAPIs {
+	for _, api := range optionalAPIs() {
 		for _, v := range api.versions {
 			gv := api.group + "/" + v
 			if _, done := known[gv]; done {
@@ -538,7 +439,7 @@ func (m *Manager) discover(ctx context.Context) {
 			}
 		}
 	}
-	for _, api := range optionalAPIs {
+	for _, api := range optionalAPIs() {
 		want := ""
 		definite := true
 		for _, v := range api.versions {
@@ -569,7 +470,20 @@ func (m *Manager) discover(ctx context.Context) {
 			if g == nil && want == "" {
 				m.markAbsent(api.res)
 			}
+			if g != nil {
+				g.vanishing = 0
+			}
 			continue
+		}
+		// A running informer whose API reads as not served is stopped only when
+		// the next round says so too: a kube-apiserver that has just restarted
+		// answers discovery before its CRDs are registered, and stopping then
+		// would clear real findings until the next round brought them back.
+		if want == "" && g != nil && g.cancel != nil {
+			if g.vanishing++; g.vanishing < 2 {
+				m.log.Debug("API not served; confirming at the next discovery", "resource", api.res)
+				continue
+			}
 		}
 		if g != nil && g.cancel != nil {
 			g.cancel()
@@ -584,12 +498,12 @@ func (m *Manager) discover(ctx context.Context) {
 		gvr := schema.GroupVersionResource{Group: api.group, Version: strings.TrimPrefix(want, api.group+"/"), Resource: api.resource}
 		var infs []cache.SharedIndexInformer
 		nss := m.namespaces()
-		if api.cluster {
+		if api.clusterScoped {
 			nss = []string{metav1.NamespaceAll}
 		}
 		for _, ns := range nss {
 			tw := m.tweak("", "")
-			if api.cluster {
+			if api.clusterScoped {
 				tw = func(*metav1.ListOptions) {}
 			}
 			infs = append(infs, dynamicinformer.NewFilteredDynamicInformer(m.dyn, gvr, ns, 0, nil, tw).Informer())
@@ -607,7 +521,7 @@ func (m *Manager) markAbsent(res model.Resource) {
 }
 
 func (m *Manager) markAbsentAll() {
-	for _, api := range optionalAPIs {
+	for _, api := range optionalAPIs() {
 		m.mu.Lock()
 		_, ok := m.groups[api.res]
 		m.mu.Unlock()
@@ -649,16 +563,18 @@ func (m *Manager) States() []model.ResourceState {
 	return out
 }
 
-// Ready reports whether every enabled resource has synced. A degraded resource
-// (access lost) is not waited for: its detectors are paused and say so.
-func (m *Manager) Ready() bool {
+// Waiting lists the resources Ready waits for: not started yet, or enabled,
+// permitted and not synced.
+func (m *Manager) Waiting() []string {
+	var out []string
 	for _, st := range m.States() {
-		if st.Reason == "not_started" {
-			return false
-		}
-		if st.Enabled && !st.Degraded && !st.Synced {
-			return false
+		if st.Reason == "not_started" || st.Enabled && !st.Degraded && !st.Synced {
+			out = append(out, string(st.Resource))
 		}
 	}
-	return true
+	return out
 }
+
+// Ready reports whether every enabled resource has synced. A degraded resource
+// (access lost) is not waited for: its detectors are paused and say so.
+func (m *Manager) Ready() bool { return len(m.Waiting()) == 0 }

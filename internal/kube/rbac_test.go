@@ -34,7 +34,7 @@ func TestClusterRoleMatchesWatchedResources(t *testing.T) {
 		}
 	}
 	watched := map[string]bool{"/secrets": true, "/pods": true, "/serviceaccounts": true, "/namespaces": true}
-	for _, api := range optionalAPIs {
+	for _, api := range optionalAPIs() {
 		watched[api.group+"/"+api.resource] = true
 	}
 	for r := range watched {

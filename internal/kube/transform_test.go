@@ -59,9 +59,9 @@ func TestSecretTransformIsValueFree(t *testing.T) {
 	ctrl := true
 	in := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "app", UID: "u1", ResourceVersion: "7",
-			Annotations: map[string]string{AnnLastApplied: string(la), AnnExpectedKeys: "password, token,cert",
+			Annotations: map[string]string{model.AnnLastApplied: string(la), model.AnnExpectedKeys: "password, token,cert",
 				"reconcile.external-secrets.io/data-hash": "0123456789abcdef", "unrelated": "x"},
-			Labels:          map[string]string{LabelESOManaged: "true", "team": "a"},
+			Labels:          map[string]string{model.LabelESOManaged: "true", "team": "a"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: "db", UID: "es1", Controller: &ctrl}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "externalsecrets.external-secrets.io/db", Operation: metav1.ManagedFieldsOperationUpdate,
@@ -102,10 +102,10 @@ func TestSecretTransformIsValueFree(t *testing.T) {
 	if _, kept := rec.Annotations["reconcile.external-secrets.io/data-hash"]; kept {
 		t.Fatal("ESO's data hash must not be kept")
 	}
-	if _, kept := rec.Annotations[AnnLastApplied]; kept {
+	if _, kept := rec.Annotations[model.AnnLastApplied]; kept {
 		t.Fatal("last-applied must be summarised, not kept")
 	}
-	if rec.Labels[LabelESOManaged] != "true" || rec.Labels["team"] != "" {
+	if rec.Labels[model.LabelESOManaged] != "true" || rec.Labels["team"] != "" {
 		t.Fatalf("labels: %v", rec.Labels)
 	}
 	if len(rec.Owners) != 1 || !rec.Owners[0].Controller || rec.Owners[0].Kind != "ExternalSecret" {
@@ -252,7 +252,7 @@ func TestExternalSecretTransform(t *testing.T) {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": apiVersion, "kind": "ExternalSecret",
 			"metadata": map[string]any{"name": "db", "namespace": "app", "uid": "e1",
-				"annotations": map[string]any{AnnExpectedKeys: "EXTRA"}},
+				"annotations": map[string]any{model.AnnExpectedKeys: "EXTRA"}},
 			"spec": map[string]any{
 				"secretStoreRef":  map[string]any{"name": "vault", "kind": "ClusterSecretStore"},
 				"refreshInterval": "15m",
@@ -357,7 +357,7 @@ func TestDecodeErrorsCountedOncePerVersion(t *testing.T) {
 	tr := newTransformer()
 	mk := func(rv, la string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "u", ResourceVersion: rv,
-			Annotations: map[string]string{AnnLastApplied: la}}}
+			Annotations: map[string]string{model.AnnLastApplied: la}}}
 	}
 	huge := `{"kind":"Secret","data":{"k":"` + strings.Repeat("A", 2<<20) + `"}}`
 	for i := 0; i < 3; i++ { // a relist transforms the same version again

@@ -65,6 +65,9 @@ type Finding struct {
 	Object   Object   `json:"object"`
 	// Labels are the finding series' labels, as the exporter would emit them.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Evidence is the detector's own sentence on what it saw (value-free),
+	// as agent check and the exporter's findings page show it.
+	Evidence string `json:"evidence,omitempty"`
 	// Locations: the first is where the finding is reported; the others are
 	// related places (the Secret a workload reads, the duplicate).
 	Locations []Location `json:"locations"`
@@ -343,8 +346,8 @@ func scrubSecret(d *Doc) {
 	delete(d.Obj, "stringData")
 	if md, ok := d.Obj["metadata"].(map[string]any); ok {
 		if ann, ok := md["annotations"].(map[string]any); ok {
-			if _, has := ann[kube.AnnLastApplied]; has {
-				ann[kube.AnnLastApplied] = ""
+			if _, has := ann[model.AnnLastApplied]; has {
+				ann[model.AnnLastApplied] = ""
 			}
 		}
 	}
@@ -353,7 +356,7 @@ func scrubSecret(d *Doc) {
 			blank(v)
 		}
 	}
-	if _, v := nodeAt(d.node, "metadata", "annotations", kube.AnnLastApplied); v != nil {
+	if _, v := nodeAt(d.node, "metadata", "annotations", model.AnnLastApplied); v != nil {
 		blank(v)
 	}
 }

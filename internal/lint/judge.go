@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/detect"
-	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -27,51 +25,44 @@ func (offlineHealth) States() []model.ResourceState {
 	return out
 }
 
-// series is one non-zero finding series of the exporter's detectors.
+// series is one finding of the exporter's detectors: its family, the labels
+// of the series it exports, and the detector's value-free evidence.
 type series struct {
-	family *collectors.Family
-	labels map[string]string
+	family   *collectors.Family
+	labels   map[string]string
+	evidence string
 }
 
 // detectorSeries runs every registered detector over the model exactly as the
-// exporter's scrape does (driftwatch.io/ignore included) and returns the finding
-// series (the families that restate another left out) and the number of
-// findings an ignore annotation silenced. It is the one place that reads the
-// detectors' output: the metrics, classified with the catalog like agent check
-// does.
+// exporter's scrape does (driftwatch.io/ignore included) and returns its typed
+// findings (collectors.Findings.Typed: the families that restate another are
+// left out) and the number of findings an ignore annotation silenced (read from
+// driftwatch_findings_silenced; the per-namespace results are reused, so this
+// second pass reruns only the cluster-wide detectors).
 func detectorSeries(store *model.Store) ([]series, int, error) {
+	fs := collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now})
+	var out []series
+	for _, f := range fs.Typed() {
+		if f.Value == 0 {
+			continue
+		}
+		out = append(out, series{family: f.Family, labels: f.Labels, evidence: f.Evidence})
+	}
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now})); err != nil {
+	if err := reg.Register(fs); err != nil {
 		return nil, 0, err
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		return nil, 0, err
 	}
-	var out []series
 	silenced := 0
 	for _, mf := range mfs {
-		fam, ok := collectors.Lookup(mf.GetName())
-		if !ok {
+		if mf.GetName() != "driftwatch_findings_silenced" {
 			continue
 		}
 		for _, m := range mf.Metric {
-			v := m.GetGauge().GetValue()
-			if mf.GetType() == dto.MetricType_COUNTER {
-				v = m.GetCounter().GetValue()
-			}
-			if mf.GetName() == "driftwatch_findings_silenced" {
-				silenced += int(v)
-				continue
-			}
-			if v == 0 || fam.Kind != collectors.KindFinding || fam.Restates != "" {
-				continue
-			}
-			labels := make(map[string]string, len(m.Label))
-			for _, l := range m.Label {
-				labels[l.GetName()] = l.GetValue()
-			}
-			out = append(out, series{family: fam, labels: labels})
+			silenced += int(m.GetGauge().GetValue())
 		}
 	}
 	return out, silenced, nil
@@ -90,7 +81,8 @@ func (e *evaluation) judge() {
 		if !ok {
 			continue // needs a live status or history: not judged offline
 		}
-		f := Finding{Rule: r.ID, Family: s.family.Name, Class: s.family.Class, Severity: s.family.SeverityOf(s.labels), Labels: s.labels}
+		f := Finding{Rule: r.ID, Family: s.family.Name, Class: s.family.Class, Severity: s.family.SeverityOf(s.labels), Labels: s.labels,
+			Evidence: s.evidence}
 		ns := s.labels["namespace"]
 		switch r.ID {
 		case "missing_key":
@@ -175,11 +167,11 @@ func (e *evaluation) consumers(ref model.Ref, key, src string) []consumer {
 			}
 		}
 		for _, d := range ds {
-			k, v := nodeAt(d.node, "metadata", "annotations", kube.AnnExpectedKeys)
+			k, v := nodeAt(d.node, "metadata", "annotations", model.AnnExpectedKeys)
 			if k == nil || (key != "" && !strings.Contains(scalarText(v), key)) {
 				continue
 			}
-			out = append(out, consumer{Object{d.Kind, ref.Namespace, d.Name}, e.loc(d, d.offset+k.Line, kube.AnnExpectedKeys)})
+			out = append(out, consumer{Object{d.Kind, ref.Namespace, d.Name}, e.loc(d, d.offset+k.Line, model.AnnExpectedKeys)})
 		}
 	}
 	return out
@@ -246,7 +238,7 @@ func (e *evaluation) missingKey(f Finding, ns string) {
 	who := objects(cs)
 	verb := "reads"
 	if src == string(detect.SourceAnnotation) {
-		verb = "expects (" + kube.AnnExpectedKeys + ")"
+		verb = "expects (" + model.AnnExpectedKeys + ")"
 	}
 	if who == "" {
 		who = "an expectation of source " + src
@@ -325,7 +317,7 @@ func (e *evaluation) unsafe(f Finding, ns string) {
 			"a key that disappears from the store is deleted from Secret %s, which ESO does not own", ns, name, target)
 		f.Locations = []Location{e.loc(d, d.lineOf("spec", "target", "deletionPolicy"), "spec.target.deletionPolicy")}
 	case detect.UnsafeUnexpectedKeys:
-		f.Message = fmt.Sprintf("ExternalSecret %s/%s uses dataFrom.find and Secret %s holds keys outside its declared %s", ns, name, target, kube.AnnExpectedKeys)
+		f.Message = fmt.Sprintf("ExternalSecret %s/%s uses dataFrom.find and Secret %s holds keys outside its declared %s", ns, name, target, model.AnnExpectedKeys)
 		f.Locations = append([]Location{e.loc(d, d.lineOf("spec", "dataFrom"), "spec.dataFrom")}, e.secretLocs(model.Ref{Namespace: ns, Name: target})...)
 	}
 	e.add(f)
@@ -350,11 +342,11 @@ func (e *evaluation) lastAppliedData(f Finding, ns string) {
 	if d == nil {
 		return
 	}
-	f.Message = fmt.Sprintf("Secret %s/%s carries a copy of its data in its %s annotation: a second copy of every value, never rotated", ns, name, kube.AnnLastApplied)
+	f.Message = fmt.Sprintf("Secret %s/%s carries a copy of its data in its %s annotation: a second copy of every value, never rotated", ns, name, model.AnnLastApplied)
 	if f.Labels["stale"] == "true" {
 		f.Message += "; the copy differs from the manifest's data"
 	}
-	f.Locations = []Location{e.loc(d, d.lineOf("metadata", "annotations", kube.AnnLastApplied), kube.AnnLastApplied)}
+	f.Locations = []Location{e.loc(d, d.lineOf("metadata", "annotations", model.AnnLastApplied), model.AnnLastApplied)}
 	e.add(f)
 }
 
@@ -386,7 +378,7 @@ func (e *evaluation) ignoreTrap(f Finding, ns string) {
 	e.add(f)
 }
 
-var identityAnnotation = map[string]string{"aws": kube.AnnAWSRoleARN, "azurekv": kube.AnnAzureClientID, "gcpsm": kube.AnnGKEServiceAcct}
+var identityAnnotation = map[string]string{"aws": model.AnnAWSRoleARN, "azurekv": model.AnnAzureClientID, "gcpsm": model.AnnGKEServiceAcct}
 
 func (e *evaluation) identity(f Finding, ns string) {
 	sa := f.Labels["serviceaccount"]

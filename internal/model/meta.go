@@ -72,6 +72,23 @@ func Intern(s string) string {
 	return unique.Make(s).Value()
 }
 
+// Annotations and labels driftwatch reads, declared once.
+const (
+	// AnnExpectedKeys lists the keys a Secret (or an ExternalSecret's target)
+	// must hold: "A,B,C".
+	AnnExpectedKeys = "driftwatch.io/expected-keys"
+	// AnnCompareWith pairs a Secret with the Secret it is compared with.
+	AnnCompareWith = "driftwatch.io/compare-with"
+	// AnnLastApplied is kubectl's client-side apply record.
+	AnnLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+	// LabelESOManaged marks Secrets ESO writes.
+	LabelESOManaged = "reconcile.external-secrets.io/managed"
+	// Workload-identity annotations of a ServiceAccount.
+	AnnAWSRoleARN     = "eks.amazonaws.com/role-arn"
+	AnnAzureClientID  = "azure.workload.identity/client-id"
+	AnnGKEServiceAcct = "iam.gke.io/gcp-service-account"
+)
+
 // AnnIgnore silences detectors for an object, or for every object of a
 // namespace: driftwatch.io/ignore: "<detector>[,<detector>]" or "all". The
 // silenced findings are still counted (driftwatch_findings_silenced).

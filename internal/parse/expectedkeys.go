@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"github.com/driftwatch/driftwatch/internal/model"
 	"strings"
 )
 
@@ -16,7 +17,7 @@ const (
 
 // ExpectedKeysAnnotation lists the keys a Secret (or an ExternalSecret's target)
 // must hold.
-const ExpectedKeysAnnotation = "driftwatch.io/expected-keys"
+const ExpectedKeysAnnotation = model.AnnExpectedKeys
 
 const inputExpectedKeys = "expected-keys"
 

@@ -392,7 +392,7 @@ func FuzzJSONScan(f *testing.F) {
 		switch jsonType(b) {
 		case '{':
 			dec := json.NewDecoder(bytes.NewReader(b))
-			dec.Token()
+			_, _ = dec.Token()
 			type kv struct {
 				k string
 				v json.RawMessage

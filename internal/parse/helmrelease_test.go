@@ -196,7 +196,7 @@ func TestSplitDocuments(t *testing.T) {
 func gz(b []byte) []byte {
 	var buf bytes.Buffer
 	w := gzip.NewWriter(&buf)
-	w.Write(b)
+	_, _ = w.Write(b)
 	w.Close()
 	return buf.Bytes()
 }

@@ -57,7 +57,7 @@ func helmPayload(tb testing.TB, rel any, gz, b64wrap bool) []byte {
 	if gz {
 		var buf bytes.Buffer
 		w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		w.Write(j)
+		_, _ = w.Write(j)
 		w.Close()
 		out = buf.Bytes()
 	}

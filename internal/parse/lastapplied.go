@@ -16,7 +16,7 @@ import (
 const MaxLastAppliedBytes = 1 << 20
 
 // LastAppliedAnnotation is the annotation LastApplied summarises.
-const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+const LastAppliedAnnotation = model.AnnLastApplied
 
 const inputLastApplied = "last-applied"
 

@@ -52,7 +52,7 @@ func ManagedFields(entries []metav1.ManagedFieldsEntry, dataFields ...string) []
 			mf.Time = e.Time.Time
 		}
 		if e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == "") {
-			mf.OwnsData = ownsTopLevel(e.FieldsV1.Raw, dataFields)
+			mf.OwnsData = ownsTopLevel(e.FieldsV1.GetRawBytes(), dataFields)
 		}
 		out = append(out, mf)
 	}
@@ -123,7 +123,7 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 	}
 	writer := -1
 	for i := range entries {
-		if usableEntry(&entries[i]) && ownsPath(entries[i].FieldsV1.Raw, PathLastApplied) {
+		if usableEntry(&entries[i]) && ownsPath(entries[i].FieldsV1.GetRawBytes(), PathLastApplied) {
 			writer = i
 			break
 		}
@@ -135,7 +135,7 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 	for f, alts := range fields {
 		owns := func(e *metav1.ManagedFieldsEntry) bool {
 			for _, p := range alts {
-				if ownsPath(e.FieldsV1.Raw, p) {
+				if ownsPath(e.FieldsV1.GetRawBytes(), p) {
 					return true
 				}
 			}
@@ -161,7 +161,7 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 
 func usableEntry(e *metav1.ManagedFieldsEntry) bool {
 	return e.Subresource == "" && e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == "") &&
-		len(e.FieldsV1.Raw) <= MaxFieldsV1Bytes
+		len(e.FieldsV1.GetRawBytes()) <= MaxFieldsV1Bytes
 }
 
 func entryTime(e *metav1.ManagedFieldsEntry) time.Time {

@@ -65,7 +65,6 @@ type config struct {
 	watchlistOff  bool
 	compareAgent  string
 	report        string
-	keep          bool
 	skipBaselines bool
 	jsonBaseline  bool
 	syncRounds    int
@@ -509,7 +508,7 @@ func machine() string {
 		for _, l := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
 				var kb float64
-				fmt.Sscan(strings.Fields(v)[0], &kb)
+				_, _ = fmt.Sscan(strings.Fields(v)[0], &kb)
 				mem = fmt.Sprintf("%.1f GiB", kb/(1<<20))
 			}
 		}

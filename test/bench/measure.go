@@ -29,7 +29,6 @@ import (
 type child struct {
 	name string
 	cmd  *exec.Cmd
-	url  string // http://addr
 	done chan struct{}
 }
 

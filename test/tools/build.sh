@@ -40,6 +40,7 @@ build_tool kube kubectl k8s.io/kubernetes/cmd/kubectl -ldflags "$kldflags"
 # The binary must be named external-secrets: ESO derives its field-manager names from it.
 build_tool eso external-secrets github.com/external-secrets/external-secrets -ldflags "-s -w"
 build_tool helm helm helm.sh/helm/v3/cmd/helm -ldflags "-s -w"
+build_tool golangci-lint golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint -ldflags "-s -w"
 # Argo CD v3.2.9: one binary for every component; Argo CD picks the component
 # from the name it runs as (cmd/main.go), hence the symlinks.
 argocd_ver=3.2.9

@@ -37,7 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/argocd/ignorepath"
 )
 
 // Patch is the kind of patch Argo CD applies to the target.
@@ -115,7 +115,7 @@ func PatchFor(group, kind string) Patch {
 
 // Classify returns how the sync patch treats path p on objects of group/kind
 // (concrete names, not globs).
-func Classify(group, kind string, p argocd.Path) Result {
+func Classify(group, kind string, p ignorepath.Path) Result {
 	t := TypeFor(group, kind)
 	if t == nil {
 		r := Result{Patch: JSONMerge, List: -1}
@@ -141,18 +141,18 @@ func deref(t reflect.Type) reflect.Type {
 // strategicpatch.StrategicMergePatch walks a patch: struct fields by JSON name
 // (with their patchStrategy/patchMergeKey tags), map entries by key, list
 // elements per the list's strategy.
-func classifyStrategic(root reflect.Type, segs []argocd.Segment) Result {
+func classifyStrategic(root reflect.Type, segs []ignorepath.Segment) Result {
 	r := Result{Patch: StrategicMerge, List: -1}
 	cur := root
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
-		if s.Kind == argocd.SegFilter {
+		if s.Kind == ignorepath.SegFilter {
 			continue // narrows, does not move
 		}
 		cur = deref(cur)
 		switch cur.Kind() {
 		case reflect.Struct:
-			if s.Kind != argocd.SegField {
+			if s.Kind != ignorepath.SegField {
 				r.OutsideSchema = true // a list step on an object selects nothing
 				return r
 			}
@@ -184,7 +184,7 @@ func classifyStrategic(root reflect.Type, segs []argocd.Segment) Result {
 		case reflect.Map:
 			// A key: a member name, or a numeric segment the JSON-pointer
 			// parser took for an index.
-			if s.Kind != argocd.SegField && s.Kind != argocd.SegIndex {
+			if s.Kind != ignorepath.SegField && s.Kind != ignorepath.SegIndex {
 				r.OutsideSchema = true
 				return r
 			}
@@ -199,9 +199,9 @@ func classifyStrategic(root reflect.Type, segs []argocd.Segment) Result {
 }
 
 // nextStep returns the index of the next non-filter segment at or after i, or -1.
-func nextStep(segs []argocd.Segment, i int) int {
+func nextStep(segs []ignorepath.Segment, i int) int {
 	for ; i < len(segs); i++ {
-		if segs[i].Kind != argocd.SegFilter {
+		if segs[i].Kind != ignorepath.SegFilter {
 			return i
 		}
 	}

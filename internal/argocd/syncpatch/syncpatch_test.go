@@ -10,17 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/argocd/ignorepath"
 )
 
-func parse(t *testing.T, s string) argocd.Path {
+func parse(t *testing.T, s string) ignorepath.Path {
 	t.Helper()
-	var p argocd.Path
+	var p ignorepath.Path
 	var err error
 	if s != "" && s[0] == '/' {
-		p, err = argocd.ParseJSONPointer(s)
+		p, err = ignorepath.ParseJSONPointer(s)
 	} else {
-		p, err = argocd.ParseJQ(s)
+		p, err = ignorepath.ParseJQ(s)
 	}
 	if err != nil {
 		t.Fatalf("%q: %v", s, err)
@@ -180,7 +180,7 @@ func TestStrategicAgainstApimachinery(t *testing.T) {
 
 // argoPatchStrategic mirrors normalizeTargetResources for a strategic kind, with
 // the normalization reduced to deleting the path from both objects.
-func argoPatchStrategic(t *testing.T, group, kind string, p argocd.Path, live, target map[string]any) map[string]any {
+func argoPatchStrategic(t *testing.T, group, kind string, p ignorepath.Path, live, target map[string]any) map[string]any {
 	t.Helper()
 	typ := TypeFor(group, kind)
 	versioned := reflect.New(typ).Interface()
@@ -218,14 +218,14 @@ func deepCopy(m map[string]any) map[string]any {
 
 // removePath deletes what a path of member and list steps selects (no filters)
 // and returns the changed value.
-func removePath(v any, segs []argocd.Segment) any {
+func removePath(v any, segs []ignorepath.Segment) any {
 	if len(segs) == 0 {
 		return v
 	}
 	s, last := segs[0], len(segs) == 1
 	switch x := v.(type) {
 	case map[string]any:
-		if s.Kind != argocd.SegField {
+		if s.Kind != ignorepath.SegField {
 			return x
 		}
 		if _, ok := x[s.Name]; !ok {
@@ -240,7 +240,7 @@ func removePath(v any, segs []argocd.Segment) any {
 	case []any:
 		out := x[:0:0]
 		for i, e := range x {
-			hit := (s.Kind == argocd.SegIndex && s.Index == i) || s.Kind == argocd.SegIter
+			hit := (s.Kind == ignorepath.SegIndex && s.Index == i) || s.Kind == ignorepath.SegIter
 			switch {
 			case hit && last:
 				// the element goes

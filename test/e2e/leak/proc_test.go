@@ -65,8 +65,8 @@ func (p *proc) stop() error {
 	case p.exitErr = <-p.done:
 	case <-time.After(30 * time.Second):
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-		p.exitErr = fmt.Errorf("did not stop within 30 s of SIGTERM")
+		err := <-p.done
+		p.exitErr = fmt.Errorf("did not stop within 30 s of SIGTERM (killed: %v)", err)
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	return p.exitErr

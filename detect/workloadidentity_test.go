@@ -33,14 +33,14 @@ func TestWorkloadIdentity(t *testing.T) {
 		want  []want
 	}{
 		{name: "aws jwt: annotated SA", store: st("SecretStore", "app", "aws", "aws", "jwt", r("app", "reader")),
-			sas: []*model.ServiceAccount{sa("app", "reader", AnnAWSRoleARN, "arn:aws:iam::1:role/r")}},
+			sas: []*model.ServiceAccount{sa("app", "reader", model.AnnAWSRoleARN, "arn:aws:iam::1:role/r")}},
 		{name: "aws jwt: SA without role-arn", store: st("SecretStore", "app", "aws", "aws", "jwt", r("app", "reader")),
-			sas:  []*model.ServiceAccount{sa("app", "reader", AnnGKEServiceAcct, "x@y")},
+			sas:  []*model.ServiceAccount{sa("app", "reader", model.AnnGKEServiceAcct, "x@y")},
 			want: []want{{"app/reader", "aws", "SecretStore", "aws", IdentityAnnotationAbsent, false}}},
 		{name: "aws jwt: SA absent", store: st("SecretStore", "app", "aws", "aws", "jwt", r("app", "reader")),
 			want: []want{{"app/reader", "aws", "SecretStore", "aws", IdentitySAAbsent, false}}},
 		{name: "SecretStore ref namespace is the store's", store: st("SecretStore", "app", "aws", "aws", "jwt", r("elsewhere", "reader")),
-			sas: []*model.ServiceAccount{sa("app", "reader", AnnAWSRoleARN, "arn")}},
+			sas: []*model.ServiceAccount{sa("app", "reader", model.AnnAWSRoleARN, "arn")}},
 		// ESO's AWS provider with no auth block uses the SDK's default chain:
 		// IRSA, EKS Pod Identity (no annotation) or an instance profile.
 		{name: "aws ambient: no annotation needed (EKS Pod Identity, instance profile)", store: st("ClusterSecretStore", "", "aws", "aws", "ambient", nil),
@@ -58,7 +58,7 @@ func TestWorkloadIdentity(t *testing.T) {
 			sas:  []*model.ServiceAccount{sa("app", "az")},
 			want: []want{{"app/az", "azurekv", "SecretStore", "kv", IdentityAnnotationAbsent, false}}},
 		{name: "azure workload identity with client-id annotation", store: st("SecretStore", "app", "kv", "azurekv", "workload_identity", r("app", "az")),
-			sas: []*model.ServiceAccount{sa("app", "az", AnnAzureClientID, "00000000-0000-0000-0000-000000000000")}},
+			sas: []*model.ServiceAccount{sa("app", "az", model.AnnAzureClientID, "00000000-0000-0000-0000-000000000000")}},
 		{name: "azure clientId in the store", store: func() *model.SecretStore {
 			s := st("SecretStore", "app", "kv", "azurekv", "workload_identity", r("app", "az"))
 			s.ClientIDSet = true
@@ -69,7 +69,7 @@ func TestWorkloadIdentity(t *testing.T) {
 			sas:  []*model.ServiceAccount{sa("app", "g")},
 			want: []want{{"app/g", "gcpsm", "SecretStore", "gsm", IdentityAnnotationAbsent, true}}},
 		{name: "gcp workload identity annotated", store: st("SecretStore", "app", "gsm", "gcpsm", "workload_identity", r("app", "g")),
-			sas: []*model.ServiceAccount{sa("app", "g", AnnGKEServiceAcct, "g@p.iam.gserviceaccount.com")}},
+			sas: []*model.ServiceAccount{sa("app", "g", model.AnnGKEServiceAcct, "g@p.iam.gserviceaccount.com")}},
 		{name: "gcp SA absent is a finding", store: st("SecretStore", "app", "gsm", "gcpsm", "workload_identity", r("app", "g")),
 			want: []want{{"app/g", "gcpsm", "SecretStore", "gsm", IdentitySAAbsent, false}}},
 		{name: "vault kubernetes auth: SA must exist", store: st("SecretStore", "app", "v", "vault", "jwt", r("app", "v")),

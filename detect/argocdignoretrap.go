@@ -1,13 +1,14 @@
 package detect
 
+// The argocd_ignore_trap detector: Argo CD ignoreDifferences entries that keep
+// list entries added in Git from shipping.
+
 import (
 	"path"
 	"slices"
-	"sort"
 	"strings"
-	"time"
 
-	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/argocd/ignorepath"
 	"github.com/driftwatch/driftwatch/internal/argocd/syncpatch"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -104,14 +105,14 @@ var alwaysPresent = map[[2]string]map[string][][]string{
 
 // present reports whether the part of list elements that segs[list:] selects is
 // in every live element of a non-empty list.
-func present(group, kind string, segs []argocd.Segment, list int) bool {
+func present(group, kind string, segs []ignorepath.Segment, list int) bool {
 	step := segs[list]
-	if step.Kind != argocd.SegIter && (step.Kind != argocd.SegIndex || step.Index != 0) {
+	if step.Kind != ignorepath.SegIter && (step.Kind != ignorepath.SegIndex || step.Index != 0) {
 		return false // [N], [N:M], "-": the element may not exist
 	}
 	var rest []string
 	for _, s := range segs[list+1:] {
-		if s.Kind != argocd.SegField {
+		if s.Kind != ignorepath.SegField {
 			return false // a filter or a nested list: depends on the values
 		}
 		rest = append(rest, s.Name)
@@ -121,7 +122,7 @@ func present(group, kind string, segs []argocd.Segment, list int) bool {
 	}
 	var field []string
 	for _, s := range segs[:list] {
-		if s.Kind == argocd.SegField {
+		if s.Kind == ignorepath.SegField {
 			field = append(field, s.Name)
 		}
 	}
@@ -136,19 +137,19 @@ func present(group, kind string, segs []argocd.Segment, list int) bool {
 // hidesEntries reports whether a path that steps into the list at segs[list]
 // ignores whole elements from there on (every element, or an open slice), so an
 // entry appended in Git leaves the normalized diff unchanged.
-func hidesEntries(segs []argocd.Segment, list int) bool {
+func hidesEntries(segs []ignorepath.Segment, list int) bool {
 	step := segs[list]
-	open := step.Kind == argocd.SegIter || (step.Kind == argocd.SegSlice && strings.HasSuffix(step.Name, ":"))
+	open := step.Kind == ignorepath.SegIter || (step.Kind == ignorepath.SegSlice && strings.HasSuffix(step.Name, ":"))
 	return open && list == len(segs)-1
 }
 
 // trapEffect judges one path on objects of one concrete group/kind.
-func trapEffect(group, kind string, p argocd.Path, respect bool) TrapEffect {
+func trapEffect(group, kind string, p ignorepath.Path, respect bool) TrapEffect {
 	r := syncpatch.Classify(group, kind, p)
 	if r.OutsideSchema {
 		return ""
 	}
-	whole := !r.Replaces && r.Patch == syncpatch.JSONMerge && p.Reach(group, kind) == argocd.ReachWholeList
+	whole := !r.Replaces && r.Patch == syncpatch.JSONMerge && p.Reach(group, kind) == ignorepath.ReachWholeList
 	if !r.Replaces && !whole {
 		return ""
 	}
@@ -166,7 +167,7 @@ func trapEffect(group, kind string, p argocd.Path, respect bool) TrapEffect {
 
 // IgnoreListTraps finds the ignoreDifferences entries of every Application that
 // keep Git's list entries from shipping (see Trap). Paths that do not parse are
-// skipped (IgnorePathErrors lists them).
+// skipped.
 func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 	if !avail[model.ResApplications] {
 		return nil
@@ -207,7 +208,7 @@ func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 				out = append(out, Trap{Namespace: app.Namespace, Application: app.Name, Group: d.Group, Kind: d.Kind,
 					Path: label, RespectIgnoreDifferences: app.RespectIgnoreDifferences, Effect: effect})
 			}
-			judge := func(raw string, p argocd.Path) {
+			judge := func(raw string, p ignorepath.Path) {
 				var best TrapEffect
 				for _, gk := range kinds {
 					if e := trapEffect(gk[0], gk[1], p, app.RespectIgnoreDifferences); e.rank() > best.rank() {
@@ -215,18 +216,18 @@ func IgnoreListTraps(v model.View, avail model.Availability) []Trap {
 					}
 				}
 				label := raw
-				if p.Syntax == argocd.JQ && p.HasFilter() && (d.Kind == "Secret" || d.Kind == "*") {
+				if p.Syntax == ignorepath.JQ && p.HasFilter() && (d.Kind == "Secret" || d.Kind == "*") {
 					label = redactFilters(p)
 				}
 				add(label, best)
 			}
 			for _, s := range d.JSONPointers {
-				if p, err := argocd.ParseJSONPointer(s); err == nil {
+				if p, err := ignorepath.ParseJSONPointer(s); err == nil {
 					judge(s, p)
 				}
 			}
 			for _, s := range d.JQPathExpressions {
-				if p, err := argocd.ParseJQ(s); err == nil {
+				if p, err := ignorepath.ParseJQ(s); err == nil {
 					judge(s, p)
 				}
 			}
@@ -284,163 +285,12 @@ func globMatch(pattern, s string) bool {
 	return err == nil && ok
 }
 
-func redactFilters(p argocd.Path) string {
-	q := argocd.Path{Syntax: p.Syntax, IntoList: p.IntoList, Segments: append([]argocd.Segment(nil), p.Segments...)}
+func redactFilters(p ignorepath.Path) string {
+	q := ignorepath.Path{Syntax: p.Syntax, IntoList: p.IntoList, Segments: append([]ignorepath.Segment(nil), p.Segments...)}
 	for i := range q.Segments {
-		if q.Segments[i].Kind == argocd.SegFilter {
+		if q.Segments[i].Kind == ignorepath.SegFilter {
 			q.Segments[i].Name = "…"
 		}
 	}
 	return q.String()
-}
-
-// IgnorePathError is an ignoreDifferences path driftwatch could not parse.
-type IgnorePathError struct {
-	Namespace   string
-	Application string
-	Kind        string
-	Err         string
-}
-
-// IgnorePathErrors lists the ignoreDifferences paths that do not parse, so they
-// can be logged: such a path cannot be judged either way.
-func IgnorePathErrors(v model.View, avail model.Availability) []IgnorePathError {
-	if !avail[model.ResApplications] {
-		return nil
-	}
-	var out []IgnorePathError
-	for _, app := range v.Apps() {
-		for _, d := range app.IgnoreDifferences {
-			for _, s := range d.JSONPointers {
-				if _, err := argocd.ParseJSONPointer(s); err != nil {
-					out = append(out, IgnorePathError{app.Namespace, app.Name, d.Kind, err.Error()})
-				}
-			}
-			for _, s := range d.JQPathExpressions {
-				if _, err := argocd.ParseJQ(s); err != nil {
-					out = append(out, IgnorePathError{app.Namespace, app.Name, d.Kind, err.Error()})
-				}
-			}
-		}
-	}
-	return out
-}
-
-// NotConverging is an Application that stays OutOfSync at the very revision its
-// last sync operation applied with phase Succeeded: the sync does not change what
-// Argo CD compares (an ignore-paths trap, a mutating webhook, a controller that
-// rewrites the object), so syncing again will not help.
-//
-// An Application whose Git revision moved on since its last sync
-// (status.sync.revision differs from status.operationState.syncResult.revision)
-// is behind, not stuck: a manual-sync Application waits for someone to sync, an
-// automated one is about to be synced. It is not reported. Automated says
-// whether Argo CD syncs the Application by itself (spec.syncPolicy.automated):
-// an automated Application reported here will stay as it is (Argo CD does not
-// retry a sync to a revision it already synced successfully, unless selfHeal is
-// on); a manual one was synced by someone, and did not converge either.
-type NotConverging struct {
-	Namespace   string
-	Application string
-	// Seconds since the last operation finished.
-	Seconds   float64
-	Automated bool
-}
-
-// sameRevision reports whether the app's compared revision(s) are the ones its
-// last sync applied (both known).
-func sameRevision(app *model.ArgoApp) bool {
-	if len(app.SyncRevisions) > 0 || len(app.OperationRevisions) > 0 {
-		return len(app.SyncRevisions) > 0 && slices.Equal(app.SyncRevisions, app.OperationRevisions)
-	}
-	return app.SyncRevision != "" && app.SyncRevision == app.OperationRevision
-}
-
-// NotConvergingApps reports Applications whose sync status is OutOfSync at the
-// revision their last operation synced with phase Succeeded, more than threshold
-// after that operation finished.
-func NotConvergingApps(v model.View, avail model.Availability, now time.Time, threshold time.Duration) []NotConverging {
-	if !avail[model.ResApplications] {
-		return nil
-	}
-	var out []NotConverging
-	for _, app := range v.Apps() {
-		if app.DecodeErr != "" || app.SyncStatus != "OutOfSync" || app.OperationPhase != "Succeeded" ||
-			app.OperationFinishedAt.IsZero() || !sameRevision(app) {
-			continue
-		}
-		age := now.Sub(app.OperationFinishedAt)
-		if age > threshold {
-			out = append(out, NotConverging{Namespace: app.Namespace, Application: app.Name, Seconds: age.Seconds(), Automated: app.Automated})
-		}
-	}
-	return out
-}
-
-// ArgoExpectations are the expectations of source "argocd": the Secrets and
-// ExternalSecrets in the desired state the Argo CD API reports (see
-// internal/argocd and model.Store.SetArgoDesired). A desired Secret expects its
-// data/stringData keys; a desired ExternalSecret expects the keys it writes into its
-// target (ESExpectedKeys rules). An object without keys expects only that the
-// Secret exists. Consumers are the Applications.
-func ArgoExpectations(v model.View) []Expectation {
-	// Built here rather than with expectations.go's set, so this file does not
-	// depend on that file's internals.
-	type k struct{ ns, secret, key string }
-	byKey := map[k]*Expectation{}
-	add := func(ns, secret, key string, c Consumer) {
-		e := byKey[k{ns, secret, key}]
-		if e == nil {
-			e = &Expectation{Namespace: ns, Secret: secret, Key: key, Source: SourceArgoCD}
-			byKey[k{ns, secret, key}] = e
-		}
-		for _, have := range e.Consumers {
-			if have == c {
-				return
-			}
-		}
-		e.Consumers = append(e.Consumers, c)
-	}
-	for _, d := range v.ArgoDesiredAll() {
-		c := Consumer{Kind: "Application", Name: d.App.Name}
-		var target string
-		var keys []string
-		switch d.Kind {
-		case "Secret":
-			target, keys = d.Name, d.DataKeys
-		case "ExternalSecret":
-			target = d.Target
-			if target == "" {
-				target = d.Name
-			}
-			keys = ESExpectedKeys(&model.ExternalSecret{DataKeys: d.SpecDataKeys, TemplateKeys: d.TemplateKeys,
-				HasTemplate: d.HasTemplate, TemplateMergePolicy: d.TemplateMergePolicy})
-		default:
-			continue
-		}
-		if len(keys) == 0 {
-			add(d.Namespace, target, "", c)
-		}
-		for _, key := range keys {
-			if key != "" {
-				add(d.Namespace, target, key, c)
-			}
-		}
-	}
-	out := make([]Expectation, 0, len(byKey))
-	for _, e := range byKey {
-		sortConsumers(e.Consumers)
-		out = append(out, *e)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Secret != b.Secret {
-			return a.Secret < b.Secret
-		}
-		return a.Key < b.Key
-	})
-	return out
 }

@@ -4,13 +4,6 @@ import (
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-// Workload-identity annotations of a ServiceAccount.
-const (
-	AnnAWSRoleARN     = "eks.amazonaws.com/role-arn"
-	AnnAzureClientID  = "azure.workload.identity/client-id"
-	AnnGKEServiceAcct = "iam.gke.io/gcp-service-account"
-)
-
 // Workload-identity reasons.
 const (
 	IdentitySAAbsent         = "sa_absent"
@@ -102,15 +95,15 @@ func WorkloadIdentity(v model.View, avail model.Availability, eso model.Ref) []I
 		has := func(a string) bool { return acct.Annotations[a] != "" }
 		switch st.Provider {
 		case "aws":
-			if st.AuthType == "jwt" && !has(AnnAWSRoleARN) {
+			if st.AuthType == "jwt" && !has(model.AnnAWSRoleARN) {
 				p.Reason = IdentityAnnotationAbsent
 			}
 		case "azurekv":
-			if (st.AuthType == "workload_identity" || ambient) && !st.ClientIDSet && !has(AnnAzureClientID) {
+			if (st.AuthType == "workload_identity" || ambient) && !st.ClientIDSet && !has(model.AnnAzureClientID) {
 				p.Reason, p.Info = IdentityAnnotationAbsent, ambient
 			}
 		case "gcpsm":
-			if (st.AuthType == "workload_identity" || st.AuthType == "ambient") && !has(AnnGKEServiceAcct) {
+			if (st.AuthType == "workload_identity" || st.AuthType == "ambient") && !has(model.AnnGKEServiceAcct) {
 				p.Reason, p.Info = IdentityAnnotationAbsent, true
 			}
 		}

@@ -1,0 +1,83 @@
+package collectors
+
+// The adoption detector: its metric families (the catalog entries), its registry
+// entry and how it emits (detect/adoption.go is the detector itself).
+
+import (
+	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	"time"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+var (
+	descUnsafe = declare(Family{
+		Name: "driftwatch_externalsecret_unsafe",
+		Help: "1 when an ExternalSecret's configuration can destroy or leak data on adoption or deletion. " +
+			"reason: implicit_creation_policy, owner_over_existing, delete_with_merge, unexpected_keys.",
+		Labels:   []string{"namespace", "externalsecret", "reason"},
+		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+		Class:    "Adoption safety",
+		Severity: SevWarning,
+	})
+	descDuplicate = declare(Family{
+		Name:     "driftwatch_secret_duplicate_credentials",
+		Help:     "1 when a Secret holds exactly the same data as another Secret of its namespace (duplicate_of, the first in lexical order).",
+		Labels:   []string{"namespace", "secret", "duplicate_of"},
+		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Class:    "Adoption safety",
+		Severity: SevWarning,
+	})
+	descLastAppliedData = declare(Family{
+		Name:       "driftwatch_secret_last_applied_data",
+		Help:       "1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
+		Labels:     []string{"namespace", "secret", "stale"},
+		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Class:      "Adoption safety",
+		Severity:   SevInfo,
+		SeverityBy: &SeverityBy{Label: "stale", Values: map[string]Severity{"true": SevWarning}},
+	})
+)
+
+func init() {
+	// adoption needs Secrets; its ExternalSecret rules also need ExternalSecrets
+	// and stay silent without them (duplicates and last-applied data still run).
+	register(detector{name: "adoption", requires: []model.Resource{model.ResSecrets}, emit: emitAdoption, perNamespace: true,
+		families: []*prometheus.Desc{descUnsafe, descDuplicate, descLastAppliedData}})
+}
+
+func emitAdoption(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, u := range detect.UnsafeExternalSecrets(v, a) {
+		if f := e.gauge(descUnsafe, 1, u.Namespace, u.ExternalSecret, u.Reason); f != nil {
+			f.Evidence = map[string]string{
+				detect.UnsafeImplicitCreationPolicy: "what was applied sets no spec.target.creationPolicy: Owner by default, so deleting the ExternalSecret deletes the Secret",
+				detect.UnsafeOwnerOverExisting:      "creationPolicy Owner over a Secret that existed before it, not taken over yet: ESO will delete the keys it does not manage",
+				detect.UnsafeDeleteWithMerge:        "deletionPolicy Delete with creationPolicy Merge: a key gone from the store is deleted from a Secret ESO does not own",
+				detect.UnsafeUnexpectedKeys:         fmt.Sprintf("dataFrom.find brought %d key(s) outside the declared driftwatch.io/expected-keys", u.Keys),
+			}[u.Reason]
+		}
+	}
+	for _, d := range detect.DuplicateCredentials(v, a) {
+		if f := e.gauge(descDuplicate, 1, d.Namespace, d.Secret, d.DuplicateOf); f != nil {
+			f.Evidence = "the same key names, lengths and keyed fingerprints as Secret " + d.DuplicateOf
+			f.Consumers = readers(v, a, d.Namespace, d.Secret)
+		}
+	}
+	for _, l := range detect.LastAppliedDataSecrets(v, a) {
+		stale := "false"
+		if l.Stale {
+			stale = "true"
+		}
+		if f := e.gauge(descLastAppliedData, 1, l.Namespace, l.Secret, stale); f != nil {
+			f.Evidence = "the kubectl.kubernetes.io/last-applied-configuration annotation carries data values"
+			if l.Stale {
+				f.Evidence += ", and they differ from the live ones (by fingerprint)"
+			}
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package collectors
+
+// The argocd_ignore_trap detector: its metric families (the catalog entries), its registry
+// entry and how it emits (detect/argocdignoretrap.go is the detector itself).
+
+import (
+	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	"time"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+var (
+	descArgoIgnoreListTrap = declare(Family{
+		Name: "driftwatch_argocd_ignore_list_trap",
+		Help: "1 for each Argo CD ignoreDifferences path (or managedFieldsManagers entry) that keeps list entries added in Git from shipping to a managed object: " +
+			"effect rebuilds_list (every sync rebuilds the list from live), rebuilds_list_if_present (only when live has the ignored field), " +
+			"hides_new_entries (no RespectIgnoreDifferences: new entries do not make the Application OutOfSync).",
+		Labels:     []string{"namespace", "application", "group", "kind", "path", "respect_ignore_differences", "effect"},
+		Kind:       KindFinding,
+		Object:     &ObjectRef{Kind: "Application", NameLabel: "application"},
+		Class:      "Argo CD ignore-list trap",
+		Severity:   SevWarning,
+		SeverityBy: &SeverityBy{Label: "effect", Values: map[string]Severity{"rebuilds_list": SevCritical}},
+	})
+)
+
+func init() {
+	register(detector{name: "argocd_ignore_trap", requires: []model.Resource{model.ResApplications}, emit: emitArgoIgnoreTrap,
+		families: []*prometheus.Desc{descArgoIgnoreListTrap}})
+}
+
+func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, t := range detect.IgnoreListTraps(v, a) {
+		respect := "false"
+		if t.RespectIgnoreDifferences {
+			respect = "true"
+		}
+		if f := e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect, string(t.Effect)); f != nil {
+			f.Evidence = map[detect.TrapEffect]string{
+				detect.EffectRebuildsList:          "with RespectIgnoreDifferences every sync rebuilds the list from live: entries added in Git never ship",
+				detect.EffectRebuildsListIfPresent: "with RespectIgnoreDifferences a sync rebuilds the list from live whenever live has the ignored field",
+				detect.EffectHidesNewEntries:       "the diff ignores whole list entries: entries added in Git do not make the Application OutOfSync",
+			}[t.Effect] + fmt.Sprintf(" (ignoreDifferences %s on %s)", t.Path, t.Kind)
+		}
+	}
+}

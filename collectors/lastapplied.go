@@ -1,0 +1,49 @@
+package collectors
+
+// The last_applied detector: its metric families (the catalog entries), its registry
+// entry and how it emits (detect/lastapplied.go is the detector itself).
+
+import (
+	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	"time"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+var (
+	descLastAppliedTruncated = declare(Family{
+		Name:       "driftwatch_last_applied_truncated",
+		Help:       "Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
+		Labels:     []string{"namespace", "kind", "name", "cause"},
+		Kind:       KindFinding,
+		Object:     &ObjectRef{KindLabel: "kind", NameLabel: "name"},
+		Class:      "Truncated last-applied",
+		Severity:   SevWarning,
+		SeverityBy: &SeverityBy{Label: "cause", Values: map[string]Severity{detect.CauseTruncatedPatch: SevCritical}},
+	})
+)
+
+func init() {
+	// Secrets are the base; the ExternalSecret half is gated inside the detector
+	// on the ExternalSecrets cache, the desired lists on the Helm cache.
+	register(detector{name: "last_applied", requires: []model.Resource{model.ResSecrets}, emit: emitLastApplied, perNamespace: true,
+		families: []*prometheus.Desc{descLastAppliedTruncated}})
+}
+
+func emitLastApplied(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, t := range detect.LastAppliedTruncated(v, a) {
+		f := e.gauge(descLastAppliedTruncated, float64(t.Missing), t.Namespace, t.Kind, t.Name, t.Cause)
+		if f == nil {
+			continue
+		}
+		f.Evidence = map[string]string{
+			detect.CauseTruncatedPatch:     "the last kubectl apply (its writer still holds the list) lacked %d entr(y/ies) of the desired state (Argo CD target or Helm release)",
+			detect.CauseRevertedAfterApply: "the last apply held every desired entry, but the live object lacks %d of them",
+			detect.CauseLiveShorter:        "the live object lacks %d entr(y/ies) of its last kubectl apply; the next apply restores them",
+			detect.CauseLastAppliedShorter: "the live list has %d entr(y/ies) its last kubectl apply lacks; the next apply drops them",
+		}[t.Cause]
+		f.Evidence = fmt.Sprintf(f.Evidence, t.Missing)
+	}
+}

@@ -1,0 +1,56 @@
+package collectors
+
+// The workload_identity detector: its metric families (the catalog entries), its registry
+// entry and how it emits (detect/workloadidentity.go is the detector itself).
+
+import (
+	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	"time"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+var (
+	descIdentityMissing = declare(Family{
+		Name:     "driftwatch_serviceaccount_workload_identity_missing",
+		Help:     "1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.",
+		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
+		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
+		Class:    "Workload identity",
+		Severity: SevWarning,
+	})
+	descIdentityInfo = declare(Family{
+		Name:     "driftwatch_serviceaccount_workload_identity_info",
+		Help:     "1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.",
+		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
+		Kind:     KindFinding,
+		Object:   &ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
+		Class:    "Workload identity",
+		Severity: SevInfo,
+	})
+)
+
+func init() {
+	register(detector{name: "workload_identity", requires: []model.Resource{model.ResServiceAccounts,
+		model.ResSecretStores, model.ResClusterSecretStores}, emit: emitWorkloadIdentity,
+		families: []*prometheus.Desc{descIdentityMissing, descIdentityInfo}})
+}
+
+func emitWorkloadIdentity(e *emitter, v model.View, a model.Availability, _ time.Time) {
+	for _, p := range detect.WorkloadIdentity(v, a, e.cfg.ESOServiceAccount) {
+		d := descIdentityMissing
+		if p.Info {
+			d = descIdentityInfo
+		}
+		if f := e.gauge(d, 1, p.Namespace, p.ServiceAccount, p.Provider, p.StoreKind, p.StoreNamespace, p.Store, p.Reason); f != nil {
+			if p.Reason == detect.IdentitySAAbsent {
+				f.Evidence = fmt.Sprintf("%s %s authenticates to %s as ServiceAccount %s/%s, which does not exist", p.StoreKind, p.Store, p.Provider, p.Namespace, p.ServiceAccount)
+			} else {
+				f.Evidence = fmt.Sprintf("%s %s authenticates to %s as ServiceAccount %s/%s, which lacks the provider's workload-identity annotation", p.StoreKind, p.Store, p.Provider, p.Namespace, p.ServiceAccount)
+			}
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package kube
+
+// The Pod transform: Secret references, container start times, owner workload.
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// Pod is the transform of the Pod informer.
+func (t *Transformer) Pod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	rec := &model.Pod{
+		ObjectMeta:     objectMeta(&p.ObjectMeta),
+		Phase:          model.Intern(string(p.Status.Phase)),
+		ServiceAccount: model.Intern(p.Spec.ServiceAccountName),
+		Workload:       workloadOf(p),
+	}
+	rec.Workload.Kind = model.Intern(rec.Workload.Kind)
+	if rec.ServiceAccount == "" {
+		rec.ServiceAccount = "default"
+	}
+	if p.Status.StartTime != nil {
+		rec.StartTime = p.Status.StartTime.Time
+	}
+	for k := range p.Annotations {
+		if strings.HasPrefix(k, "reloader.stakater.com/") || strings.HasPrefix(k, "secret.reloader.stakater.com/") ||
+			strings.HasPrefix(k, "wave.pusher.com/") {
+			rec.ReloadAnnotations = append(rec.ReloadAnnotations, model.Intern(k))
+		}
+	}
+	secretVols := map[string][]volSecret{}
+	for _, v := range p.Spec.Volumes {
+		if v.Secret != nil {
+			secretVols[v.Name] = append(secretVols[v.Name], volSecret{name: v.Secret.SecretName,
+				items: itemKeys(v.Secret.Items), optional: v.Secret.Optional != nil && *v.Secret.Optional})
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					secretVols[v.Name] = append(secretVols[v.Name], volSecret{name: src.Secret.Name,
+						items: itemKeys(src.Secret.Items), optional: src.Secret.Optional != nil && *src.Secret.Optional,
+						projected: true})
+				}
+			}
+		}
+	}
+	mounted := map[string]bool{}
+	addContainer := func(kind model.ContainerKind, name string, env []corev1.EnvVar, envFrom []corev1.EnvFromSource, mounts []corev1.VolumeMount) {
+		name = model.Intern(name)
+		for _, e := range env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				r := e.ValueFrom.SecretKeyRef
+				rec.Uses = append(rec.Uses, model.SecretUse{Secret: r.Name, Key: model.Intern(r.Key),
+					Optional: r.Optional != nil && *r.Optional, Via: model.ViaEnv, Container: name})
+			}
+		}
+		for _, ef := range envFrom {
+			if ef.SecretRef != nil {
+				rec.Uses = append(rec.Uses, model.SecretUse{Secret: ef.SecretRef.Name,
+					Optional: ef.SecretRef.Optional != nil && *ef.SecretRef.Optional, Via: model.ViaEnvFrom, Container: name})
+			}
+		}
+		for _, m := range mounts {
+			for _, vs := range secretVols[m.Name] {
+				mounted[m.Name] = true
+				sub := m.SubPath != "" || m.SubPathExpr != ""
+				via := model.ViaVolume
+				switch {
+				case vs.projected && sub:
+					via = model.ViaProjectedSub
+				case vs.projected:
+					via = model.ViaProjected
+				case sub:
+					via = model.ViaVolumeSub
+				}
+				rec.Uses = append(rec.Uses, vs.uses(via, name)...)
+			}
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		addContainer(model.ContainerInit, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerInit})
+	}
+	for _, c := range p.Spec.Containers {
+		addContainer(model.ContainerRegular, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerRegular})
+	}
+	for _, c := range p.Spec.EphemeralContainers {
+		addContainer(model.ContainerEphemeral, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
+		rec.Containers = append(rec.Containers, model.Container{Name: model.Intern(c.Name), Kind: model.ContainerEphemeral})
+	}
+	// A secret volume no container mounts still has to exist for the pod to start.
+	for _, v := range p.Spec.Volumes {
+		if !mounted[v.Name] {
+			for _, vs := range secretVols[v.Name] {
+				via := model.ViaVolume
+				if vs.projected {
+					via = model.ViaProjected
+				}
+				rec.Uses = append(rec.Uses, vs.uses(via, "")...)
+			}
+		}
+	}
+	statuses := [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses}
+	for _, list := range statuses {
+		for _, cs := range list {
+			for i := range rec.Containers {
+				if rec.Containers[i].Name == cs.Name && cs.State.Running != nil {
+					rec.Containers[i].Running = true
+					rec.Containers[i].StartedAt = cs.State.Running.StartedAt.Time
+				}
+			}
+		}
+	}
+	// The appends above leave up to half of each slice's capacity unused.
+	rec.Uses = clip(rec.Uses)
+	rec.Containers = clip(rec.Containers)
+	return rec, nil
+}
+
+type volSecret struct {
+	name      string
+	items     []string
+	optional  bool
+	projected bool
+}
+
+func (vs volSecret) uses(via model.SecretVia, container string) []model.SecretUse {
+	if len(vs.items) == 0 {
+		return []model.SecretUse{{Secret: vs.name, Optional: vs.optional, Via: via, Container: container}}
+	}
+	out := make([]model.SecretUse, 0, len(vs.items))
+	for _, k := range vs.items {
+		out = append(out, model.SecretUse{Secret: vs.name, Key: k, Optional: vs.optional, Via: via, Container: container})
+	}
+	return out
+}
+
+func itemKeys(items []corev1.KeyToPath) []string {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, model.Intern(it.Key))
+	}
+	return out
+}
+
+// workloadOf names the controller of a pod: a ReplicaSet created by a Deployment
+// is reported as the Deployment (its name minus the pod-template-hash suffix), one
+// created by an Argo Rollout as the Rollout (rollouts-pod-template-hash), a Job
+// created by a CronJob as the CronJob, anything else as its controller, and a bare
+// pod as itself.
+func workloadOf(p *corev1.Pod) model.Workload {
+	for _, o := range p.OwnerReferences {
+		if o.Controller == nil || !*o.Controller {
+			continue
+		}
+		switch o.Kind {
+		case "ReplicaSet":
+			if h := p.Labels["pod-template-hash"]; h != "" && strings.HasSuffix(o.Name, "-"+h) {
+				return model.Workload{Kind: "Deployment", Name: strings.TrimSuffix(o.Name, "-"+h)}
+			}
+			if h := p.Labels["rollouts-pod-template-hash"]; h != "" && strings.HasSuffix(o.Name, "-"+h) {
+				return model.Workload{Kind: "Rollout", Name: strings.TrimSuffix(o.Name, "-"+h)}
+			}
+		case "Job":
+			if cj, ok := cronJobOf(o.Name); ok {
+				return model.Workload{Kind: "CronJob", Name: cj}
+			}
+		}
+		return model.Workload{Kind: o.Kind, Name: o.Name}
+	}
+	return model.Workload{Kind: "Pod", Name: p.Name}
+}
+
+// Scheduled times, in minutes since the epoch, that a CronJob's Job name may
+// carry: 2015-01-01 to 2050-01-01.
+const (
+	minCronMinutes = 23667840
+	maxCronMinutes = 42076800
+)
+
+// cronJobOf recognises the name the CronJob controller gives a Job:
+// "<cronjob>-<scheduled time in minutes since the epoch>" (kube-controller-manager
+// cronjob_controllerv2 getJobName). A Job's pods do not name the CronJob, and a
+// Job informer only for this would cost more than the name says; a hand-made Job
+// whose name ends in a plausible minute count is the price.
+func cronJobOf(job string) (string, bool) {
+	i := strings.LastIndexByte(job, '-')
+	if i <= 0 || len(job)-i-1 < 8 || len(job)-i-1 > 9 {
+		return "", false
+	}
+	n, err := strconv.Atoi(job[i+1:])
+	if err != nil || n < minCronMinutes || n > maxCronMinutes {
+		return "", false
+	}
+	return job[:i], true
+}

@@ -1,5 +1,0 @@
-package kube
-
-import "sort"
-
-func sortStrings(s []string) { sort.Strings(s) }
