@@ -17,7 +17,7 @@ func FuzzParseStream(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		docs, probs := ParseStream("f.yaml", data)
-		lines := bytes.Count(data, []byte("\n")) + 1
+		lines := countLines(data)
 		for _, d := range docs {
 			if d.Line < 1 || d.Line > lines {
 				t.Fatalf("document at line %d of %d", d.Line, lines)

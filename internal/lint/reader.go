@@ -207,6 +207,50 @@ type chunk struct {
 	offset int
 }
 
+// lineBreak returns the length of the line break at data[i:] (0 when none).
+// The YAML parser counts lines at CR LF, CR, LF, NEL, LS and PS: so must the
+// splitter, or lines would drift apart.
+func lineBreak(data []byte, i int) int {
+	switch {
+	case data[i] == '\n':
+		return 1
+	case data[i] == '\r':
+		if i+1 < len(data) && data[i+1] == '\n' {
+			return 2
+		}
+		return 1
+	case bytes.HasPrefix(data[i:], []byte("\xc2\x85")):
+		return 2
+	case bytes.HasPrefix(data[i:], []byte("\xe2\x80\xa8")), bytes.HasPrefix(data[i:], []byte("\xe2\x80\xa9")):
+		return 3
+	}
+	return 0
+}
+
+// nextLine returns the end of the line starting at pos (its break excluded)
+// and where the next line starts.
+func nextLine(data []byte, pos int) (end, next int) {
+	for i := pos; i < len(data); i++ {
+		if n := lineBreak(data, i); n > 0 {
+			return i, i + n
+		}
+	}
+	return len(data), len(data)
+}
+
+// countLines counts the lines of data as the YAML parser does.
+func countLines(data []byte) int {
+	n := 1
+	for pos := 0; pos < len(data); n++ {
+		_, next := nextLine(data, pos)
+		if next == len(data) {
+			break
+		}
+		pos = next
+	}
+	return n
+}
+
 // splitDocuments cuts a YAML stream at its document markers: a line "---"
 // (possibly followed by a space and content) starts a document, a line "..."
 // ends one. Each document is then parsed on its own, so one malformed document
@@ -216,12 +260,8 @@ func splitDocuments(data []byte) []chunk {
 	start, startLine := 0, 0
 	line := 0
 	for pos := 0; pos < len(data); {
-		end := bytes.IndexByte(data[pos:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = pos + end + 1
-		}
-		l := bytes.TrimRight(data[pos:next], "\r\n")
+		end, next := nextLine(data, pos)
+		l := data[pos:end]
 		marker := bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t')
 		endMarker := bytes.HasPrefix(l, []byte("...")) && len(bytes.TrimSpace(l[3:])) == 0
 		if marker || endMarker {
@@ -264,65 +304,81 @@ func ParseStream(file string, data []byte) ([]*Doc, []Problem) {
 		if looksJSON(text) {
 			text = jsonForYAML(text)
 		}
-		var root yaml.Node
-		if err := yaml.Unmarshal(text, &root); err != nil {
-			probs = append(probs, Problem{File: file, Line: first, Message: "malformed document: " + yamlErrText(err, c.offset)})
+		// A chunk is one document unless the splitter missed a marker the
+		// parser sees: read every document it holds.
+		dec := yaml.NewDecoder(bytes.NewReader(text))
+		for {
+			var root yaml.Node
+			err := dec.Decode(&root)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				probs = append(probs, Problem{File: file, Line: first, Message: "malformed document: " + yamlErrText(err, c.offset)})
+				break
+			}
+			if len(root.Content) == 0 {
+				continue
+			}
+			docs, probs = parseRoot(file, &root, c.offset, docs, probs)
+		}
+	}
+	return docs, probs
+}
+
+// parseRoot adds the object (or List items) of one parsed document.
+func parseRoot(file string, root *yaml.Node, offset int, docs []*Doc, probs []Problem) ([]*Doc, []Problem) {
+	c := chunk{offset: offset}
+	n := root.Content[0]
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return docs, probs // an empty document ("---" with nothing after it)
+	}
+	line := c.offset + n.Line
+	if n.Kind != yaml.MappingNode {
+		probs = append(probs, Problem{File: file, Line: line, Message: "malformed document: not a mapping (a Kubernetes object is one)"})
+		return docs, probs
+	}
+	cv := &converter{offset: c.offset}
+	v, err := cv.value(n, 0)
+	if err != nil {
+		probs = append(probs, Problem{File: file, Line: line, Message: "malformed document: " + err.Error()})
+		return docs, probs
+	}
+	obj := v.(map[string]any)
+	d, p := newDoc(file, line, -1, n, c.offset, obj)
+	if p != nil {
+		probs = append(probs, *p)
+		return docs, probs
+	}
+	items, isList := listItems(d)
+	if !isList {
+		docs = append(docs, d)
+		return docs, probs
+	}
+	itemsNode := mapGet(n, "items")
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		var inode *yaml.Node
+		if itemsNode != nil && i < len(itemsNode.Content) {
+			inode = deref(itemsNode.Content[i])
+		}
+		iline := line
+		if inode != nil {
+			iline = c.offset + inode.Line
+		}
+		if !ok || inode == nil || inode.Kind != yaml.MappingNode {
+			probs = append(probs, Problem{File: file, Line: iline, Message: fmt.Sprintf("malformed document: %s item %d is not an object", d.Kind, i)})
 			continue
 		}
-		if root.Kind == 0 || len(root.Content) == 0 {
-			continue // comments only
-		}
-		n := root.Content[0]
-		for n.Kind == yaml.AliasNode && n.Alias != nil {
-			n = n.Alias
-		}
-		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
-			continue // an empty document ("---" with nothing after it)
-		}
-		line := c.offset + n.Line
-		if n.Kind != yaml.MappingNode {
-			probs = append(probs, Problem{File: file, Line: line, Message: "malformed document: not a mapping (a Kubernetes object is one)"})
-			continue
-		}
-		cv := &converter{offset: c.offset}
-		v, err := cv.value(n, 0)
-		if err != nil {
-			probs = append(probs, Problem{File: file, Line: line, Message: "malformed document: " + err.Error()})
-			continue
-		}
-		obj := v.(map[string]any)
-		d, p := newDoc(file, line, -1, n, c.offset, obj)
+		id, p := newDoc(file, iline, i, inode, c.offset, m)
 		if p != nil {
 			probs = append(probs, *p)
 			continue
 		}
-		items, isList := listItems(d)
-		if !isList {
-			docs = append(docs, d)
-			continue
-		}
-		itemsNode := mapGet(n, "items")
-		for i, it := range items {
-			m, ok := it.(map[string]any)
-			var inode *yaml.Node
-			if itemsNode != nil && i < len(itemsNode.Content) {
-				inode = deref(itemsNode.Content[i])
-			}
-			iline := line
-			if inode != nil {
-				iline = c.offset + inode.Line
-			}
-			if !ok || inode == nil || inode.Kind != yaml.MappingNode {
-				probs = append(probs, Problem{File: file, Line: iline, Message: fmt.Sprintf("malformed document: %s item %d is not an object", d.Kind, i)})
-				continue
-			}
-			id, p := newDoc(file, iline, i, inode, c.offset, m)
-			if p != nil {
-				probs = append(probs, *p)
-				continue
-			}
-			docs = append(docs, id)
-		}
+		docs = append(docs, id)
 	}
 	return docs, probs
 }
@@ -338,15 +394,16 @@ func looksJSON(b []byte) bool {
 }
 
 // jsonForYAML rewrites the characters JSON allows raw in strings but YAML
-// does not (DEL, the C1 controls, U+FFFE/U+FFFF, and invalid UTF-8, which
-// encoding/json reads as U+FFFD) as \u escapes, which mean the same in both. In
+// does not, or reads as line breaks (DEL, the C1 controls, NEL, LS, PS,
+// U+FFFE/U+FFFF, and invalid UTF-8, which encoding/json reads as U+FFFD) as
+// \u escapes, which mean the same in both. In
 // valid JSON they can only be inside strings, so nothing else changes and the
 // lines stay where they are.
 func jsonForYAML(b []byte) []byte {
 	var out []byte
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		bad := r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff ||
+		bad := r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x2028 || r == 0x2029 || r == 0xfffe || r == 0xffff ||
 			(r == utf8.RuneError && size == 1)
 		if !bad {
 			if out != nil {
@@ -372,17 +429,16 @@ func jsonForYAML(b []byte) []byte {
 
 func leadingBlankLines(b []byte) int {
 	n := 0
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
+	for pos := 0; pos < len(b); n++ {
+		end, next := nextLine(b, pos)
+		if next == len(b) && end == len(b) {
 			return n
 		}
-		l := bytes.TrimSpace(b[:i])
+		l := bytes.TrimSpace(b[pos:end])
 		if len(l) > 0 && !bytes.Equal(l, []byte("---")) {
 			return n
 		}
-		b = b[i+1:]
-		n++
+		pos = next
 	}
 	return n
 }

@@ -191,3 +191,18 @@ func TestParseStreamJSONCharacters(t *testing.T) {
 		t.Errorf("raw C1 controls in YAML: problems %+v", probs)
 	}
 }
+
+// TestParseStreamLineBreaks: CR-only and Unicode line breaks count as the YAML
+// parser counts them, and no document is lost to a break the splitter missed.
+func TestParseStreamLineBreaks(t *testing.T) {
+	for name, br := range map[string]string{"CR": "\r", "CRLF": "\r\n", "LF": "\n", "NEL": "\u0085", "LS": "\u2028"} {
+		src := strings.Join([]string{"apiVersion: v1", "kind: ConfigMap", "metadata: {name: a}", "---", "# c", "apiVersion: v1", "kind: ConfigMap", "metadata: {name: b}", ""}, br)
+		docs, probs := ParseStream("f.yaml", []byte(src))
+		if len(probs) != 0 || len(docs) != 2 || docs[0].Line != 1 || docs[1].Name != "b" || docs[1].Line != 6 {
+			t.Errorf("%s: problems %+v, docs %d", name, probs, len(docs))
+			for _, d := range docs {
+				t.Logf("%s at %d", d.Name, d.Line)
+			}
+		}
+	}
+}
