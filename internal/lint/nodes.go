@@ -16,12 +16,22 @@ import (
 type converter struct {
 	offset int
 	nodes  int
+	// aliased counts the nodes reached through an alias; budget bounds them
+	// by the document's size, so a small document cannot expand to millions of
+	// nodes (the way YAML decoders bound alias expansion).
+	aliased, budget, inAlias int
 }
 
 func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 	c.nodes++
 	if c.nodes > maxNodes {
 		return nil, fmt.Errorf("more than %d nodes (aliases expanded)", maxNodes)
+	}
+	if c.inAlias > 0 {
+		c.aliased++
+		if c.aliased > c.budget {
+			return nil, fmt.Errorf("aliases expand to more than %d nodes for a document this size", c.budget)
+		}
 	}
 	if depth > maxDepth {
 		return nil, fmt.Errorf("line %d: nested deeper than %d levels", c.offset+n.Line, maxDepth)
@@ -36,7 +46,10 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		if n.Alias == nil {
 			return nil, fmt.Errorf("line %d: unresolved alias", c.offset+n.Line)
 		}
-		return c.value(n.Alias, depth+1)
+		c.inAlias++
+		v, err := c.value(n.Alias, depth+1)
+		c.inAlias--
+		return v, err
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, e := range n.Content {

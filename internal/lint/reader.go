@@ -320,14 +320,14 @@ func ParseStream(file string, data []byte) ([]*Doc, []Problem) {
 			if len(root.Content) == 0 {
 				continue
 			}
-			docs, probs = parseRoot(file, &root, c.offset, docs, probs)
+			docs, probs = parseRoot(file, &root, c.offset, 10000+4*len(text), docs, probs)
 		}
 	}
 	return docs, probs
 }
 
 // parseRoot adds the object (or List items) of one parsed document.
-func parseRoot(file string, root *yaml.Node, offset int, docs []*Doc, probs []Problem) ([]*Doc, []Problem) {
+func parseRoot(file string, root *yaml.Node, offset, aliasBudget int, docs []*Doc, probs []Problem) ([]*Doc, []Problem) {
 	c := chunk{offset: offset}
 	n := root.Content[0]
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
@@ -341,7 +341,7 @@ func parseRoot(file string, root *yaml.Node, offset int, docs []*Doc, probs []Pr
 		probs = append(probs, Problem{File: file, Line: line, Message: "malformed document: not a mapping (a Kubernetes object is one)"})
 		return docs, probs
 	}
-	cv := &converter{offset: c.offset}
+	cv := &converter{offset: c.offset, budget: aliasBudget}
 	v, err := cv.value(n, 0)
 	if err != nil {
 		probs = append(probs, Problem{File: file, Line: line, Message: "malformed document: " + err.Error()})

@@ -117,8 +117,13 @@ func TestParseStreamBounds(t *testing.T) {
 		b.WriteString("]\n")
 	}
 	docs, probs := ParseStream("bomb.yaml", []byte(b.String()))
-	if len(docs) != 0 || len(probs) != 1 || !strings.Contains(probs[0].Message, "nodes") {
+	if len(docs) != 0 || len(probs) != 1 || !strings.Contains(probs[0].Message, "aliases expand to more than") {
 		t.Fatalf("alias bomb: docs %d problems %+v", len(docs), probs)
+	}
+	// Aliases within the budget are expanded.
+	docs, probs = ParseStream("anchors.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: &m {name: x, labels: {a: b}}\ndata: {copy: *m}\n"))
+	if len(probs) != 0 || len(docs) != 1 || docs[0].Obj["data"].(map[string]any)["copy"].(map[string]any)["name"] != "x" {
+		t.Fatalf("anchors: docs %+v problems %+v", docs, probs)
 	}
 	// Deep nesting.
 	deep := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nd: " + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + "\n"
