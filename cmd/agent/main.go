@@ -66,6 +66,7 @@ type options struct {
 	notConverging           time.Duration
 	esoSA                   string
 	pprofAddr               string
+	web                     agent.WebConfig
 }
 
 // envDefault reads DRIFTWATCH_<NAME> so every flag can also come from the environment.
@@ -138,6 +139,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.esoSA, "eso-service-account", envDefault("eso-service-account", "external-secrets/external-secrets"), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.StringVar(&o.pprofAddr, "debug-pprof", envDefault("debug-pprof", ""), "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); off by default")
 	fs.IntVar(&o.flapThreshold, "flap-threshold", envInt("flap-threshold", 2), "flips within --flip-window that make a Secret flapping")
+	addWebFlags(fs, &o.web)
 	return fs
 }
 
@@ -267,6 +269,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Shards:            o.shards,
 		DiscoveryInterval: o.discoveryInterval,
 		Logger:            log,
+		Web:               o.web,
 	}
 	cfg.Findings.NoKeyLabel = o.noKeyLabel
 	cfg.Findings.Inventory = o.inventory
@@ -286,7 +289,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, ":") {
 				host = "localhost" + host[strings.LastIndex(host, ":"):]
 			}
-			fmt.Fprintf(stdout, "driftwatch demo: metrics at http://%s/metrics (readiness at /readyz); Ctrl-C to stop\n", host)
+			fmt.Fprintf(stdout, "driftwatch demo: findings at http://%s/, metrics at /metrics (readiness at /readyz); Ctrl-C to stop\n", host)
 		}
 	}
 	if o.pprofAddr != "" {

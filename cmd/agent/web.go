@@ -1,0 +1,23 @@
+package main
+
+import (
+	"flag"
+	"time"
+
+	"github.com/driftwatch/driftwatch/alerts"
+	"github.com/driftwatch/driftwatch/internal/agent"
+)
+
+// addWebFlags declares the flags of the HTTP side beyond /metrics: the
+// exporter-toolkit web configuration (TLS, basic auth on every endpoint) and
+// the findings page.
+func addWebFlags(fs *flag.FlagSet, w *agent.WebConfig) {
+	fs.StringVar(&w.ConfigFile, "web.config.file", envDefault("web-config-file", ""),
+		"exporter-toolkit web configuration file: TLS and basic auth for every endpoint (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md); default plain HTTP")
+	fs.BoolVar(&w.UI, "ui", envBool("ui", true),
+		"serve the findings page (/), /secret/NS/NAME and /api/v1/findings; --ui=false leaves /metrics, /healthz and /readyz")
+	fs.StringVar(&w.UIOptions.RunbookBase, "runbook-base-url", envDefault("runbook-base-url", alerts.RunbookBase),
+		"base URL of the runbooks the findings page links to (<base><AlertName>.md), as `agent rules --runbook-base-url`")
+	fs.DurationVar(&w.UIOptions.Refresh, "ui.refresh", envDuration("ui-refresh", 30*time.Second),
+		"how often the findings page reloads itself (negative: never)")
+}
