@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/alerts"
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/report"
 )
 
@@ -204,6 +205,13 @@ var metricName = regexp.MustCompile(`\bdriftwatch_[a-z0-9_]+\b`)
 // does, e.g. info-only families).
 func RunbookAlert(f report.Finding) string {
 	refs := runbooks()[f.Metric]
+	// Alerts on a family that restates this one (the count form of missing
+	// keys) cover it too.
+	for _, fam := range dwcollectors.Catalog() {
+		if fam.Restates == f.Metric {
+			refs = append(refs, runbooks()[fam.Name]...)
+		}
+	}
 	for _, r := range refs {
 		if r.Severity == string(f.Severity) {
 			return r.Alert

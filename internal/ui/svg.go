@@ -226,14 +226,22 @@ func (p Path) SVG() template.HTML {
 		sec.y = (height - nodeGap - sec.h) / 2
 	}
 
-	var b strings.Builder
 	label := "Delivery path of Secret " + p.Namespace + "/" + p.Name
 	if len(miss) > 0 {
 		label += "; missing keys: " + strings.Join(miss, ", ")
 	}
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="path" role="img" viewBox="0 0 %d %d" width="%d" height="%d" aria-label="%s">`,
-		width, height, width, height, esc(label))
-	fmt.Fprintf(&b, `<title>%s</title>`, esc(label))
+	b := make([]byte, 0, 1024+512*(len(byID)+len(edges)))
+	num := func(prefix string, n int) { b = append(b, prefix...); b = strconv.AppendInt(b, int64(n), 10) }
+	b = append(b, `<svg xmlns="http://www.w3.org/2000/svg" class="path" role="img" viewBox="0 0 `...)
+	num("", width)
+	num(" ", height)
+	num(`" width="`, width)
+	num(`" height="`, height)
+	b = append(b, `" aria-label="`...)
+	b = append(b, esc(label)...)
+	b = append(b, `"><title>`...)
+	b = append(b, esc(label)...)
+	b = append(b, `</title>`...)
 	for _, e := range edges {
 		a, z := byID[e.from], byID[e.to]
 		if a == nil || z == nil {
@@ -249,32 +257,62 @@ func (p Path) SVG() template.HTML {
 			cls += " bad"
 		}
 		mx := (x1 + x2) / 2
-		fmt.Fprintf(&b, `<path class="%s" d="M%d %d C%d %d %d %d %d %d"/>`, cls, x1, y1, mx, y1, mx, y2, x2-4, y2)
-		fmt.Fprintf(&b, `<path class="%s h" d="M%d %d L%d %d L%d %d z"/>`, cls, x2-9, y2-5, x2-1, y2, x2-9, y2+5)
+		b = append(b, `<path class="`...)
+		b = append(b, cls...)
+		num(`" d="M`, x1)
+		num(" ", y1)
+		num(" C", mx)
+		num(" ", y1)
+		num(" ", mx)
+		num(" ", y2)
+		num(" ", x2-4)
+		num(" ", y2)
+		b = append(b, `"/><path class="`...)
+		b = append(b, cls...)
+		num(` h" d="M`, x2-9)
+		num(" ", y2-5)
+		num(" L", x2-1)
+		num(" ", y2)
+		num(" L", x2-9)
+		num(" ", y2+5)
+		b = append(b, ` z"/>`...)
 		if e.bad {
-			fmt.Fprintf(&b, `<text class="brk" x="%d" y="%d">✕</text>`, mx-5, (y1+y2)/2+5)
+			num(`<text class="brk" x="`, mx-5)
+			num(`" y="`, (y1+y2)/2+5)
+			b = append(b, `">✕</text>`...)
 		}
 	}
 	for _, c := range cols {
 		for _, n := range c {
-			cls := "n"
+			b = append(b, `<g class="n`...)
 			if n.bad {
-				cls += " bad"
+				b = append(b, ` bad`...)
 			}
-			fmt.Fprintf(&b, `<g class="%s"><title>%s</title><rect x="%d" y="%d" width="%d" height="%d" rx="6"/>`,
-				cls, esc(n.title), n.x, n.y, nodeW, n.h)
+			b = append(b, `"><title>`...)
+			b = append(b, esc(n.title)...)
+			num(`</title><rect x="`, n.x)
+			num(`" y="`, n.y)
+			num(`" width="`, nodeW)
+			num(`" height="`, n.h)
+			b = append(b, `" rx="6"/>`...)
 			for i, l := range n.lines {
-				tc := ""
+				b = append(b, `<text`...)
 				if l.class != "" {
-					tc = ` class="` + l.class + `"`
+					b = append(b, ` class="`...)
+					b = append(b, l.class...)
+					b = append(b, '"')
 				}
-				fmt.Fprintf(&b, `<text%s x="%d" y="%d">%s</text>`, tc, n.x+10, n.y+padY+lineH*(i+1)-4, esc(l.text))
+				num(` x="`, n.x+10)
+				num(`" y="`, n.y+padY+lineH*(i+1)-4)
+				b = append(b, `">`...)
+				b = append(b, esc(l.text)...)
+				b = append(b, `</text>`...)
 			}
-			b.WriteString(`</g>`)
+			b = append(b, `</g>`...)
 		}
 	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String()) //nolint:gosec // every text above goes through esc
+	b = append(b, `</svg>`...)
+	return template.HTML(b) //nolint:gosec // every text above goes through esc
 }
 
 func esc(s string) string { return template.HTMLEscapeString(s) }

@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"html/template"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -105,7 +106,8 @@ var (
 			}
 			return strconv.Itoa(n) + " " + word + "s"
 		},
-		"secretURL": secretURL,
+		"secretURL":   secretURL,
+		"maxPictures": func() int { return MaxPictures },
 	}).ParseFS(files, "templates/*.html"))
 )
 
@@ -262,10 +264,18 @@ type PageData struct {
 	Unavailable []string
 	Generated   string
 	Version     string
+	// PicturesOmitted counts the cards past MaxPictures drawn without one.
+	PicturesOmitted int
 }
 
-// maxPathsPerCard bounds the pictures on one card (a store's ExternalSecrets).
-const maxPathsPerCard = 3
+// maxPathsPerCard bounds the pictures on one card (a store's ExternalSecrets);
+// MaxPictures bounds them on one page (the most urgent cards come first): the
+// page of a cluster with thousands of findings stays a few hundred kilobytes,
+// and the other cards link to their Secret's page.
+const (
+	maxPathsPerCard = 3
+	MaxPictures     = 100
+)
 
 // Page builds the findings page's data from typed findings, keeping those in
 // namespace ns ("" for all).
@@ -293,6 +303,7 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 	rep := report.FromTyped(kept)
 	paths := map[model.Ref]template.HTML{}
 	classIdx := map[string]int{}
+	pictures := 0
 	s.store.Read(func(v model.View) {
 		var last *Card
 		for i, f := range rep {
@@ -314,7 +325,16 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 			if a := RunbookAlert(f); a != "" {
 				c.Alert, c.Runbook = a, s.opts.RunbookBase+a+".md"
 			}
-			for _, ref := range secretsOf(v, kept[i], maxPathsPerCard) {
+			refs := secretsOf(v, kept[i], maxPathsPerCard)
+			if len(refs) > 0 && pictures >= MaxPictures {
+				d.PicturesOmitted++
+			}
+			for _, ref := range refs {
+				if pictures >= MaxPictures {
+					c.Paths = append(c.Paths, PathView{Namespace: ref.Namespace, Name: ref.Name})
+					continue
+				}
+				pictures++
 				svg, ok := paths[ref]
 				if !ok {
 					svg = buildPath(v, ref.Namespace, ref.Name, typed).SVG()
@@ -450,11 +470,14 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	headers(w, "text/html; charset=utf-8")
-	if err := tmpl.ExecuteTemplate(w, "page.html", d); err != nil {
+	if err := RenderPage(w, d); err != nil {
 		// Headers are sent; the truncated page says so at its end.
 		_, _ = w.Write([]byte("<p>rendering failed</p>"))
 	}
 }
+
+// RenderPage writes the findings page.
+func RenderPage(w io.Writer, d PageData) error { return tmpl.ExecuteTemplate(w, "page.html", d) }
 
 // SecretData is what the Secret page template renders.
 type SecretData struct {
