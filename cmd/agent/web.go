@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"os"
 	"time"
 
 	"github.com/driftwatch/driftwatch/alerts"
@@ -20,4 +22,21 @@ func addWebFlags(fs *flag.FlagSet, w *agent.WebConfig) {
 		"base URL of the runbooks the findings page links to (<base><AlertName>.md), as `agent rules --runbook-base-url`")
 	fs.DurationVar(&w.UIOptions.Refresh, "ui.refresh", envDuration("ui-refresh", 30*time.Second),
 		"how often the findings page reloads itself (negative: never)")
+}
+
+// reconcileUI settles --ui against --no-key-label: the page and the API show
+// key names (evidence, pictures, a Secret's keys), which --no-key-label asks
+// never to export. Asked for both, it is an error; with the page on only by
+// default, --no-key-label turns it off.
+func reconcileUI(fs *flag.FlagSet, noKeyLabel bool, w *agent.WebConfig) (note string, err error) {
+	if !noKeyLabel || !w.UI {
+		return "", nil
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ui" })
+	if _, ok := os.LookupEnv("DRIFTWATCH_UI"); explicit || ok {
+		return "", errors.New("--ui shows key names and --no-key-label asks that none be exported: choose one")
+	}
+	w.UI = false
+	return "--no-key-label: the findings page and /api/v1/findings are off (they show key names)", nil
 }
