@@ -14,9 +14,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/driftwatch/driftwatch/alerts"
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/report"
+	"github.com/driftwatch/driftwatch/internal/ui"
 )
 
 // Severity of a finding: the severity its family declares in the catalog
@@ -122,6 +124,9 @@ func writeCheckText(w io.Writer, r CheckReport) error {
 					rs = append(rs, fmt.Sprintf("%s/%s (%d pods)", c.Kind, c.Name, c.Pods))
 				}
 				fmt.Fprintf(tw, "  \t\tread by: %s\n", strings.Join(rs, ", "))
+			}
+			if a := ui.RunbookAlert(f); a != "" {
+				fmt.Fprintf(tw, "  \t\trunbook: %s%s.md\n", alerts.RunbookBase, a)
 			}
 		}
 		_ = tw.Flush()
