@@ -4,10 +4,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REV     ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REV)
 
-.PHONY: build test demo lint tools e2e unit fuzz bench bench-go bench-e2e bench-smoke clean
+.PHONY: build krew-archives test demo lint tools e2e unit fuzz bench bench-go bench-e2e bench-smoke clean
 
-build: ## static agent binary in bin/
+build: ## static agent binary and the kubectl plugin in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/driftwatch ./cmd/agent
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-driftwatch ./cmd/kubectl-driftwatch
+
+krew-archives: ## release archives of the kubectl plugin and their sha256 in plugins/driftwatch.yaml: make krew-archives VERSION=v0.1.0
+	bash plugins/krew-archives.sh $(VERSION)
 
 test: ## everything, on a fresh machine too: tools, lint, unit, e2e, apicompat, fuzz
 	bash test/run.sh
@@ -36,7 +40,7 @@ fuzz: ## longer fuzz run: make fuzz FUZZTIME=10m
 bench: bench-go bench-e2e ## the performance benchmark: Go benchmarks, then the issue's size on the real apiserver (docs/performance.md)
 
 bench-go: ## Go benchmarks (numbers, never assertions); DRIFTWATCH_BENCH_SCALE=1 / DRIFTWATCH_HEAP_SCALE=1 for full size
-	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/ ./internal/kube/ ./internal/agent/
+	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/ ./internal/kube/ ./internal/agent/ ./internal/ui/
 
 bench-e2e: tools ## full-size bench on the real apiserver (~15 min; numbers, never assertions)
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --report bench-report.md --sync-rounds 5 $(BENCHFLAGS)
@@ -45,4 +49,4 @@ bench-smoke: tools ## tiny bench: checks every row is produced
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --smoke
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

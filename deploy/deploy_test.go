@@ -159,6 +159,10 @@ type serviceMonitor struct {
 			ScrapeTimeout     string `json:"scrapeTimeout"`
 			Relabelings       []any  `json:"relabelings,omitempty"`
 			MetricRelabelings []any  `json:"metricRelabelings,omitempty"`
+			// With a web config (web_test.go).
+			Scheme    string         `json:"scheme,omitempty"`
+			TLSConfig map[string]any `json:"tlsConfig,omitempty"`
+			BasicAuth map[string]any `json:"basicAuth,omitempty"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }

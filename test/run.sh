@@ -27,8 +27,8 @@ go test -count=1 -timeout 45m ./...
 step "race detector on the concurrent packages"
 go test -count=1 -race ./internal/model/ ./internal/kube/ ./collectors/ ./internal/agent/
 
-step "separate test modules: API compatibility with ESO and Argo CD types, dashboards"
-for m in test/apicompat/*/ dashboards/; do
+step "separate test modules: API compatibility with ESO and Argo CD types, dashboards, the krew manifest"
+for m in test/apicompat/*/ dashboards/ test/krew/; do
   [ -f "$m/go.mod" ] || continue
   (cd "$m" && go test -count=1 ./...)
 done

@@ -61,12 +61,13 @@ type options struct {
 	notConverging           time.Duration
 	esoSA                   string
 	pprofAddr               string
+	web                     agent.WebConfig
 }
 
 // envName is the environment variable that sets a flag: DRIFTWATCH_<FLAG>, with
-// dashes as underscores.
+// dashes and dots as underscores (--web.config.file: DRIFTWATCH_WEB_CONFIG_FILE).
 func envName(flagName string) string {
-	return "DRIFTWATCH_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+	return "DRIFTWATCH_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(flagName))
 }
 
 // parseFlags sets each flag from its DRIFTWATCH_<FLAG> environment variable
@@ -119,6 +120,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.esoSA, "eso-service-account", "external-secrets/external-secrets", "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); off by default")
 	fs.IntVar(&o.flapThreshold, "flap-threshold", 2, "flips within --flip-window that make a Secret flapping")
+	addWebFlags(fs, &o.web)
 	return fs
 }
 
@@ -168,6 +170,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agent:", err)
 		return 2
 	}
+	if note, err := reconcileUI(fs, o.noKeyLabel, &o.web); err != nil {
+		fmt.Fprintln(stderr, "agent:", err)
+		return 2
+	} else if note != "" {
+		log.Info(note)
+	}
 	if o.shards < 1 || o.shard < 0 || o.shard >= o.shards {
 		fmt.Fprintf(stderr, "agent: --shard %d must be in [0, --total-shards %d)\n", o.shard, o.shards)
 		return 2
@@ -203,6 +211,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Shards:            o.shards,
 		DiscoveryInterval: o.discoveryInterval,
 		Logger:            log,
+		Web:               o.web,
 	}
 	cfg.Findings = dwcollectors.Config{NoKeyLabel: o.noKeyLabel, Inventory: o.inventory, OverdueFactor: o.overdueFactor,
 		FlapThreshold: o.flapThreshold, NotConvergingThreshold: o.notConverging, Logger: log}
@@ -219,7 +228,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, ":") {
 				host = "localhost" + host[strings.LastIndex(host, ":"):]
 			}
-			fmt.Fprintf(stdout, "driftwatch demo: metrics at http://%s/metrics (readiness at /readyz); Ctrl-C to stop\n", host)
+			fmt.Fprintf(stdout, "driftwatch demo: findings at http://%s/, metrics at /metrics (readiness at /readyz); Ctrl-C to stop\n", host)
 		}
 	}
 	if o.pprofAddr != "" {

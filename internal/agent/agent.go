@@ -39,6 +39,8 @@ type Config struct {
 	Logger            *slog.Logger
 	// OnListen, when set, is called with the bound address (tests, --demo banner).
 	OnListen func(addr string)
+	// Web: the findings page and API, TLS and basic auth (web.go).
+	Web WebConfig
 }
 
 // Clients are the API clients the agent reads through.
@@ -59,6 +61,7 @@ type Agent struct {
 	Findings *dwcollectors.Findings
 	others   *prometheus.Registry
 	log      *slog.Logger
+	ui       http.Handler
 }
 
 // New builds an agent without starting it.
@@ -91,7 +94,9 @@ func New(c Clients, cfg Config) *Agent {
 	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
 	reg.MustRegister(append(others, findings)...)
 	rest.MustRegister(others...)
-	return &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log}
+	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log}
+	a.ui = a.uiHandler(cfg.Web)
+	return a
 }
 
 // Register adds a collector to what /metrics serves (and to Registry).
@@ -116,7 +121,8 @@ func ShardFilter(shard, shards int) func(string) bool {
 	}
 }
 
-// Handler serves /metrics, /healthz and /readyz.
+// Handler serves /metrics, /healthz and /readyz, and with the UI on the
+// findings page (/), /secret/NS/NAME and /api/v1/findings.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", a.metricsHandler())
@@ -132,6 +138,10 @@ func (a *Agent) Handler() http.Handler {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = fmt.Fprintf(w, "waiting for informers to sync: %s\n", strings.Join(a.Manager.Waiting(), ","))
 	})
+	if a.ui != nil {
+		mux.Handle("/", a.ui)
+		return mux
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -148,6 +158,9 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	if err := ValidateWebConfig(cfg.Web.ConfigFile); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -155,7 +168,7 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := serve(ln, srv, cfg.Web.ConfigFile, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- err
 		}
 		close(errc)

@@ -14,9 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/driftwatch/driftwatch/alerts"
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/report"
+	"github.com/driftwatch/driftwatch/internal/ui"
 )
 
 // Severity of a finding: the severity its family declares in the catalog
@@ -51,35 +54,18 @@ func ClassOf(metric string, labels map[string]string) (FindingClass, bool) {
 }
 
 // Finding is one finding of `agent check --output json` (and of
-// /api/v1/findings): the typed finding its detector produced (collectors.Finding)
-// with its family's name and class. docs/findings-schema.md documents it.
-type Finding struct {
-	Class     string                  `json:"class"`
-	Severity  Severity                `json:"severity"`
-	Metric    string                  `json:"metric"`
-	Detector  string                  `json:"detector"`
-	Object    dwcollectors.ObjectID   `json:"object"`
-	Labels    map[string]string       `json:"labels"`
-	Value     float64                 `json:"value"`
-	Evidence  string                  `json:"evidence,omitempty"`
-	Consumers []dwcollectors.Consumer `json:"consumers,omitempty"`
-}
+// /api/v1/findings): report.Finding, the one schema docs/findings-schema.md
+// documents.
+type Finding = report.Finding
 
 // FromTyped turns the detectors' typed findings into check's findings, in
 // their order (severity, class, family, object).
-func FromTyped(fs []dwcollectors.Finding) []Finding {
-	out := make([]Finding, 0, len(fs))
-	for _, f := range fs {
-		out = append(out, Finding{Class: f.Family.Class, Severity: f.Severity, Metric: f.Family.Name, Detector: f.Detector,
-			Object: f.Object, Labels: f.Labels, Value: f.Value, Evidence: f.Evidence, Consumers: f.Consumers})
-	}
-	return out
-}
+func FromTyped(fs []dwcollectors.Finding) []Finding { return report.FromTyped(fs) }
 
-func (f Finding) object() string { return f.Object.String() }
+func objectOf(f Finding) string { return f.Object.String() }
 
 // details lists the labels that do not name the object.
-func (f Finding) details() string {
+func details(f Finding) string {
 	skip := map[string]bool{"namespace": true}
 	for k, v := range f.Labels {
 		if v == f.Object.Name && (k == "secret" || k == "externalsecret" || k == "serviceaccount" || k == "store" ||
@@ -104,17 +90,8 @@ func (f Finding) details() string {
 	return strings.Join(parts, " ")
 }
 
-// CheckReport is the --output json document.
-type CheckReport struct {
-	Result   string         `json:"result"` // pass or fail
-	FailOn   string         `json:"fail_on"`
-	Counts   map[string]int `json:"counts"`
-	Findings []Finding      `json:"findings"`
-	// SkippedDetectors did not run: a resource they need is unavailable.
-	SkippedDetectors []string `json:"skipped_detectors"`
-	// Unavailable resources, as resource=reason (crd_absent, forbidden, ...).
-	Unavailable []string `json:"unavailable"`
-}
+// CheckReport is the --output json document (report.Report).
+type CheckReport = report.Report
 
 func writeCheckText(w io.Writer, r CheckReport) error {
 	var b strings.Builder
@@ -137,7 +114,7 @@ func writeCheckText(w io.Writer, r CheckReport) error {
 		tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  SEVERITY\tFINDING\tOBJECT\tDETAILS")
 		for _, f := range byClass[c] {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Severity, strings.TrimPrefix(f.Metric, "driftwatch_"), f.object(), f.details())
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Severity, strings.TrimPrefix(f.Metric, "driftwatch_"), objectOf(f), details(f))
 			// What the detector saw and who reads the object, under OBJECT.
 			if f.Evidence != "" {
 				fmt.Fprintf(tw, "  \t\t%s\n", f.Evidence)
@@ -148,6 +125,9 @@ func writeCheckText(w io.Writer, r CheckReport) error {
 					rs = append(rs, fmt.Sprintf("%s/%s (%d pods)", c.Kind, c.Name, c.Pods))
 				}
 				fmt.Fprintf(tw, "  \t\tread by: %s\n", strings.Join(rs, ", "))
+			}
+			if a := ui.RunbookAlert(f); a != "" {
+				fmt.Fprintf(tw, "  \t\trunbook: %s%s.md\n", alerts.RunbookBase, a)
 			}
 		}
 		_ = tw.Flush()
@@ -275,29 +255,8 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		case <-tick.C:
 		}
 	}
-	r := CheckReport{Result: "pass", FailOn: *failOn, Counts: map[string]int{"critical": 0, "warning": 0, "info": 0},
-		Findings: FromTyped(a.Findings.Typed()), SkippedDetectors: a.Findings.Skipped(), Unavailable: []string{}}
-	if r.Findings == nil {
-		r.Findings = []Finding{}
-	}
-	if r.SkippedDetectors == nil {
-		r.SkippedDetectors = []string{}
-	}
-	for _, st := range a.Manager.States() {
-		if !st.Available() && st.Reason != "not_watched" {
-			r.Unavailable = append(r.Unavailable, string(st.Resource)+"="+st.Reason)
-		}
-	}
-	failed := false
-	for _, f := range r.Findings {
-		r.Counts[string(f.Severity)]++
-		if f.Severity.Rank() >= threshold.Rank() {
-			failed = true
-		}
-	}
-	if failed {
-		r.Result = "fail"
-	}
+	r := report.Build(a.Findings.Typed(), a.Findings.Skipped(), a.Manager.States(), threshold, nil)
+	failed := r.Failed()
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

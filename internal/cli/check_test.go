@@ -151,7 +151,7 @@ func TestCheckDemo(t *testing.T) {
 			t.Errorf("healthy namespace in a finding: %+v", f)
 		}
 		if f.Labels["namespace"] == "migration" {
-			got[f.Metric+" "+f.object()+" "+f.details()] = true
+			got[f.Metric+" "+objectOf(f)+" "+details(f)] = true
 		}
 	}
 	for _, want := range []string{

@@ -308,6 +308,16 @@ func WriteCompareJSON(w io.Writer, live, store string, vs []Verdict) error {
 	return enc.Encode(CompareReport{Live: live, Store: store, Identical: s.Identical(), Summary: s, Keys: vs})
 }
 
+// splitContext splits "CONTEXT:REST" (qualified) from "REST". Namespaces and
+// names cannot hold a colon, so one before the slash names a context.
+func splitContext(s string) (kctx, rest string, qualified bool) {
+	i := strings.IndexByte(s, ':')
+	if i < 0 || i > strings.IndexByte(s, '/') && strings.IndexByte(s, '/') >= 0 {
+		return "", s, false
+	}
+	return s[:i], s[i+1:], true
+}
+
 func splitRef(s string) (ns, name string, ok bool) {
 	i := strings.IndexByte(s, '/')
 	if i <= 0 || i == len(s)-1 || strings.Count(s, "/") != 1 {
@@ -316,10 +326,12 @@ func splitRef(s string) (ns, name string, ok bool) {
 	return s[:i], s[i+1:], true
 }
 
-const compareUsage = `usage: agent compare [--kubeconfig K] [--context C] [--output text|json] NAMESPACE/LIVE NAMESPACE/CHECK
+const compareUsage = `usage: agent compare [--kubeconfig K] [--context C] [--output text|json] [CONTEXT:]NAMESPACE/LIVE [CONTEXT:]NAMESPACE/CHECK
 
 Compares two Secrets key by key without printing any value: LIVE is the Secret in
-use, CHECK the copy an ExternalSecret synced from the store. One line per key:
+use, CHECK the copy an ExternalSecret synced from the store. A CONTEXT: prefix reads
+that Secret through another kubeconfig context (another cluster: staging:apps/api
+prod:apps/api); the values of both stay in this process. One line per key:
   KEY: MATCH | MISMATCH (L vs S bytes) [- hint] | MISSING FROM STORE | ONLY IN STORE
 Exit status: 0 every key matches, 1 any difference, 2 usage or access error.
 
@@ -360,22 +372,37 @@ func CompareWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		return ExitError
 	}
 	var refs [2][2]string
+	var ctxs [2]string
+	var names [2]string
 	for i, a := range pos {
-		ns, name, ok := splitRef(a)
-		if !ok {
-			fmt.Fprintf(stderr, "agent compare: %q: want NAMESPACE/NAME\n", a)
+		refCtx, rest, qualified := splitContext(a)
+		ns, name, ok := splitRef(rest)
+		if !ok || qualified && refCtx == "" {
+			fmt.Fprintf(stderr, "agent compare: %q: want NAMESPACE/NAME or CONTEXT:NAMESPACE/NAME\n", a)
 			return ExitError
 		}
-		refs[i] = [2]string{ns, name}
+		refs[i], names[i] = [2]string{ns, name}, a
+		ctxs[i] = *kctx
+		if qualified {
+			ctxs[i] = refCtx
+		}
 	}
-	clients, err := connect(*kubeconfig, *kctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "agent compare:", err)
-		return ExitError
-	}
-	if clients.Core == nil {
-		fmt.Fprintln(stderr, "agent compare: no Kubernetes client")
-		return ExitError
+	var clients [2]agent.Clients
+	for i := range ctxs {
+		if i == 1 && ctxs[1] == ctxs[0] {
+			clients[1] = clients[0]
+			continue
+		}
+		c, err := connect(*kubeconfig, ctxs[i])
+		if err != nil {
+			fmt.Fprintln(stderr, "agent compare:", err)
+			return ExitError
+		}
+		if c.Core == nil {
+			fmt.Fprintln(stderr, "agent compare: no Kubernetes client")
+			return ExitError
+		}
+		clients[i] = c
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -388,9 +415,9 @@ func CompareWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		}
 	}()
 	for i, r := range refs {
-		s, err := clients.Core.CoreV1().Secrets(r[0]).Get(ctx, r[1], metav1.GetOptions{})
+		s, err := clients[i].Core.CoreV1().Secrets(r[0]).Get(ctx, r[1], metav1.GetOptions{})
 		if err != nil {
-			fmt.Fprintf(stderr, "agent compare: cannot read Secret %s/%s: %s\n", r[0], r[1], describeErr(err))
+			fmt.Fprintf(stderr, "agent compare: cannot read Secret %s: %s\n", names[i], describeErr(err))
 			return ExitError
 		}
 		data[i] = s.Data
@@ -403,7 +430,7 @@ func CompareWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		s.Data, s.StringData = nil, nil
 	}
 	vs := CompareSecrets(data[0], data[1])
-	liveName, storeName := refs[0][0]+"/"+refs[0][1], refs[1][0]+"/"+refs[1][1]
+	liveName, storeName := names[0], names[1]
 	if *output == "json" {
 		err = WriteCompareJSON(stdout, liveName, storeName, vs)
 	} else {

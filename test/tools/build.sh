@@ -70,6 +70,16 @@ if ! command -v redis-server >/dev/null; then
 fi
 ln -sf "$(command -v redis-server)" "$bin/redis-server"
 
+# Chromium from Debian for the browser tests of the findings page (test/e2e/ui),
+# driven headless over the DevTools protocol (chromedp).
+if ! command -v chromium >/dev/null; then
+  log "installing chromium from Debian..."
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends chromium >&2
+fi
+ln -sf "$(command -v chromium)" "$bin/chromium"
+
 # ESO's CRDs and Argo CD's Application CRD, from the modules' own sources
 # in the Go module cache (as operator projects do for envtest).
 eso_dir=$(cd "$here/eso" && go list -m -f '{{.Dir}}' github.com/external-secrets/external-secrets)

@@ -14,8 +14,10 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,7 +119,7 @@ var pprofPages = []string{
 	"/debug/pprof/block?debug=1", "/debug/pprof/mutex?debug=1", "/debug/pprof/symbol",
 }
 
-var agentPages = []string{"/metrics", "/healthz", "/readyz", "/", "/nope"}
+var agentPages = []string{"/metrics", "/healthz", "/readyz", "/", "/nope", "/api/v1/findings", "/secret/nowhere/nothing"}
 
 // outputs collects everything emitted, by source.
 type outputs struct {
@@ -156,6 +158,7 @@ func (o *outputs) scan(vals []Value, vocabulary string) {
 	o.t.Helper()
 	var vb strings.Builder
 	vb.WriteString(vocabulary)
+	vb.WriteString(uiSourceText(o.t))
 	for _, n := range o.names {
 		vb.WriteString(CodeVocabulary(n, o.data[n]))
 	}
@@ -173,6 +176,84 @@ func (o *outputs) scan(vals []Value, vocabulary string) {
 	for _, h := range all {
 		o.t.Errorf("LEAK: %s", h)
 	}
+}
+
+// uiSourceText is the findings page's code: its templates and the Go that
+// writes the SVG labels and commands ("renders:", "missing:", jq filters).
+// Text of the page that comes from there is public.
+func uiSourceText(t *testing.T) string {
+	t.Helper()
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, pat := range []string{"internal/ui/templates/*", "internal/ui/*.go"} {
+		files, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(data)
+			b.WriteByte('\n')
+		}
+	}
+	if b.Len() == 0 {
+		t.Fatal("no source of the findings page found")
+	}
+	return b.String()
+}
+
+// uiPages lists the findings page's views of what the agent found: the page
+// of every namespace with a finding, and the page (with its delivery-path
+// SVG) of every Secret a finding names.
+func uiPages(t *testing.T, base string) []string {
+	t.Helper()
+	code, body, err := httpGet(base + "/api/v1/findings")
+	if err != nil || code != 200 {
+		t.Fatalf("GET /api/v1/findings: %d %v", code, err)
+	}
+	var r struct {
+		Findings []struct {
+			Object struct{ Kind, Namespace, Name string }
+			Labels map[string]string
+		}
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, f := range r.Findings {
+		ns := f.Object.Namespace
+		if ns == "" {
+			continue
+		}
+		add("/?namespace=" + url.QueryEscape(ns))
+		if f.Object.Kind == "Secret" {
+			add("/secret/" + url.PathEscape(ns) + "/" + url.PathEscape(f.Object.Name))
+		}
+		for _, l := range []string{"secret", "compare_with", "duplicate_of"} {
+			if n := f.Labels[l]; n != "" {
+				add("/secret/" + url.PathEscape(ns) + "/" + url.PathEscape(n))
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the agent reports no finding: nothing of the page to scan")
+	}
+	t.Logf("%s: %d page views to scan", base, len(out))
+	return out
 }
 
 // runCmd runs the agent binary with args and records stdout and stderr.
@@ -359,6 +440,7 @@ spec:
 	out := newOutputs(t)
 	for i, ag := range []*proc{agentJSON, agentText} {
 		out.fetch(fmt.Sprintf("agent%d", i), ag.URL, agentPages)
+		out.fetch(fmt.Sprintf("agent%d", i), ag.URL, uiPages(t, ag.URL))
 	}
 	out.fetch("pprof", "http://"+pprofAddr, pprofPages)
 
@@ -431,7 +513,7 @@ spec:
 	// ... and in the real outputs: the namespace name, which every finding
 	// carries, is found in /metrics and in check's and compare's output.
 	control := NewScanner([]Value{{"control", []byte(ns)}}, "")
-	for _, src := range []string{"agent0/metrics", "agent1/metrics", "check json stdout", "check text stdout", "compare plain-a plain-b json stdout"} {
+	for _, src := range []string{"agent0/metrics", "agent1/metrics", "agent0/", "agent0/api/v1/findings", "check json stdout", "check text stdout", "compare plain-a plain-b json stdout"} {
 		if hits, _ := control.Scan(src, out.data[src]); len(hits) == 0 {
 			t.Errorf("positive control: the namespace name is not found in %s: the collection or the scanner is broken", src)
 		}
@@ -602,6 +684,7 @@ func TestNoValueLeaksInDemo(t *testing.T) {
 	vals, vocab := demoValues(t, 10*time.Second)
 	out := newOutputs(t)
 	out.fetch("demo", base, agentPages)
+	out.fetch("demo", base, uiPages(t, base))
 	out.fetch("demo pprof", "http://"+pprofAddr, pprofPages)
 	if err := d.stop(); err != nil {
 		t.Errorf("demo exit: %v", err)

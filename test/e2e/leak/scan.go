@@ -155,8 +155,14 @@ func lowEntropy(w []byte) bool {
 
 // Code-derived text in the outputs is public: it is the same whatever the
 // cluster holds. These patterns pick it out: /metrics HELP and TYPE lines,
-// and the function names and source paths of pprof stack frames.
+// the function names and source paths of pprof stack frames, and on the
+// findings page its stylesheet and the anchors it derives from the catalog's
+// failure classes (id="class-flipping-values").
 var (
+	pageStyle  = regexp.MustCompile(`(?s)<style>.*?</style>`)
+	classAnchr = regexp.MustCompile(`(?:id|href)="#?(class-[a-z0-9-]+)"`)
+	// data-object="Kind/namespace/name": names joined by the page.
+	dataObject = regexp.MustCompile(`data-object="([^"]+)"`)
 	helpLine   = regexp.MustCompile(`(?m)^# (HELP|TYPE) .*$`)
 	frameDbg1  = regexp.MustCompile(`(?m)^#\t0x[0-9a-f]+\t(\S+)\+0x[0-9a-f]+\t(\S+)$`)
 	frameDbg2  = regexp.MustCompile(`(?m)^(\S+)\(.*\)$`)
@@ -173,6 +179,18 @@ func CodeVocabulary(source string, text []byte) string {
 			b.Write(m)
 			b.WriteByte('\n')
 		}
+	}
+	for _, m := range pageStyle.FindAll(text, -1) {
+		b.Write(m)
+		b.WriteByte('\n')
+	}
+	for _, m := range dataObject.FindAllSubmatch(text, -1) {
+		b.Write(m[1])
+		b.WriteByte('\n')
+	}
+	for _, m := range classAnchr.FindAllSubmatch(text, -1) {
+		b.Write(m[1])
+		b.WriteByte('\n')
 	}
 	if strings.Contains(source, "pprof") {
 		for _, re := range pprofNames {

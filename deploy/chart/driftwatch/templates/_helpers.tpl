@@ -129,6 +129,15 @@ spec:
         {{- if .Values.sharding.enabled }}
         - --total-shards={{ .Values.sharding.shards }}
         {{- end }}
+        {{- if not .Values.ui.enabled }}
+        - --ui=false
+        {{- end }}
+        {{- if ne .Values.prometheusRule.runbookBaseURL "https://github.com/driftwatch/driftwatch/blob/main/docs/runbooks/" }}
+        - --runbook-base-url={{ .Values.prometheusRule.runbookBaseURL }}
+        {{- end }}
+        {{- if .Values.web.configSecret }}
+        - --web.config.file=/etc/driftwatch/web/{{ .Values.web.configKey }}
+        {{- end }}
         {{- range .Values.extraArgs }}
         - {{ . | quote }}
         {{- end }}
@@ -149,16 +158,30 @@ spec:
         - name: metrics
           containerPort: 9742
           protocol: TCP
+      {{- $auth := and .Values.web.configSecret .Values.web.basicAuth }}
+      {{- $scheme := ternary "HTTPS" "HTTP" (and (ne .Values.web.configSecret "") .Values.web.tls) }}
       readinessProbe:
+        {{- if $auth }}
+        tcpSocket:
+          port: metrics
+        {{- else }}
         httpGet:
           path: /readyz
           port: metrics
+          scheme: {{ $scheme }}
+        {{- end }}
         periodSeconds: 10
         failureThreshold: 3
       livenessProbe:
+        {{- if $auth }}
+        tcpSocket:
+          port: metrics
+        {{- else }}
         httpGet:
           path: /healthz
           port: metrics
+          scheme: {{ $scheme }}
+        {{- end }}
         initialDelaySeconds: 10
         periodSeconds: 20
         failureThreshold: 3
@@ -166,6 +189,18 @@ spec:
         {{- toYaml .Values.securityContext | nindent 8 }}
       resources:
         {{- toYaml .Values.resources | nindent 8 }}
+      {{- if .Values.web.configSecret }}
+      volumeMounts:
+        - name: web-config
+          mountPath: /etc/driftwatch/web
+          readOnly: true
+      {{- end }}
+  {{- if .Values.web.configSecret }}
+  volumes:
+    - name: web-config
+      secret:
+        secretName: {{ .Values.web.configSecret }}
+  {{- end }}
   {{- with .Values.nodeSelector }}
   nodeSelector:
     {{- toYaml . | nindent 4 }}

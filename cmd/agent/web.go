@@ -1,0 +1,42 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"time"
+
+	"github.com/driftwatch/driftwatch/alerts"
+	"github.com/driftwatch/driftwatch/internal/agent"
+)
+
+// addWebFlags declares the flags of the HTTP side beyond /metrics: the
+// exporter-toolkit web configuration (TLS, basic auth on every endpoint) and
+// the findings page.
+func addWebFlags(fs *flag.FlagSet, w *agent.WebConfig) {
+	fs.StringVar(&w.ConfigFile, "web.config.file", "",
+		"exporter-toolkit web configuration file: TLS and basic auth for every endpoint (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md); default plain HTTP")
+	fs.BoolVar(&w.UI, "ui", true,
+		"serve the findings page (/), /secret/NS/NAME and /api/v1/findings; --ui=false leaves /metrics, /healthz and /readyz")
+	fs.StringVar(&w.UIOptions.RunbookBase, "runbook-base-url", alerts.RunbookBase,
+		"base URL of the runbooks the findings page links to (<base><AlertName>.md), as `agent rules --runbook-base-url`")
+	fs.DurationVar(&w.UIOptions.Refresh, "ui.refresh", 30*time.Second,
+		"how often the findings page reloads itself (negative: never)")
+}
+
+// reconcileUI settles --ui against --no-key-label: the page and the API show
+// key names (evidence, pictures, a Secret's keys), which --no-key-label asks
+// never to export. Asked for both, it is an error; with the page on only by
+// default, --no-key-label turns it off.
+func reconcileUI(fs *flag.FlagSet, noKeyLabel bool, w *agent.WebConfig) (note string, err error) {
+	if !noKeyLabel || !w.UI {
+		return "", nil
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ui" })
+	if _, ok := os.LookupEnv("DRIFTWATCH_UI"); explicit || ok {
+		return "", errors.New("--ui shows key names and --no-key-label asks that none be exported: choose one")
+	}
+	w.UI = false
+	return "--no-key-label: the findings page and /api/v1/findings are off (they show key names)", nil
+}

@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/driftwatch/driftwatch/internal/ui"
+)
+
+// WebConfig is the HTTP side of the agent beyond /metrics: the findings page
+// and API, and the exporter-toolkit web configuration (TLS, basic auth) every
+// endpoint is served with.
+type WebConfig struct {
+	// ConfigFile is an exporter-toolkit web configuration file
+	// (--web.config.file): TLS and basic auth for every endpoint. "" serves
+	// plain HTTP without authentication.
+	ConfigFile string
+	// UI serves the findings page (/), /secret/NS/NAME and /api/v1/findings.
+	// Off, / answers with the list of endpoints and the others are 404.
+	UI bool
+	// UIOptions configure the pages (runbook links, refresh).
+	UIOptions ui.Options
+}
+
+// uiHandler is the page's handler, nil when the UI is off.
+func (a *Agent) uiHandler(cfg WebConfig) http.Handler {
+	if !cfg.UI {
+		return nil
+	}
+	if cfg.UIOptions.Version == "" {
+		cfg.UIOptions.Version = Build.Version
+	}
+	return ui.New(a.Store, a.Findings, a.Manager, cfg.UIOptions).Handler()
+}
+
+// ValidateWebConfig checks a web configuration file before serving, so a bad
+// file stops the agent at start with a clear error, not at the first request.
+func ValidateWebConfig(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := web.Validate(path); err != nil {
+		return fmt.Errorf("--web.config.file %s: %w", path, err)
+	}
+	return nil
+}
+
+// serve serves srv on ln through the exporter-toolkit (TLS and basic auth
+// from the web config file, plain HTTP without one).
+func serve(ln net.Listener, srv *http.Server, configFile string, log *slog.Logger) error {
+	return web.Serve(ln, srv, &web.FlagConfig{WebConfigFile: &configFile}, log.With("component", "web"))
+}

@@ -1,0 +1,117 @@
+package ui_test
+
+import (
+	"fmt"
+	"io"
+	"syscall"
+	"testing"
+	"time"
+
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/ui"
+)
+
+// benchModel seeds n Secrets, each written by an ExternalSecret from one of
+// ten stores and read by a Deployment's two pods, and one finding per Secret
+// (missing keys, absent, ready-but-short, flapping, stale pods in turn), so
+// the page draws n delivery paths.
+func benchModel(n int) (*model.Store, []dwcollectors.Finding) {
+	st := model.NewStore(nil)
+	now := time.Now()
+	fam := func(name string) *dwcollectors.Family {
+		f, ok := dwcollectors.Lookup(name)
+		if !ok {
+			panic(name)
+		}
+		return f
+	}
+	var fs []dwcollectors.Finding
+	for i := 0; i < n; i++ {
+		ns := fmt.Sprintf("team-%02d", i%40)
+		name := fmt.Sprintf("app-%04d-config", i)
+		st.UpsertSecret(&model.Secret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name}, Type: "Opaque",
+			Keys:     model.NewKeySet(map[string]model.KeyInfo{"DB_PASSWORD": {Len: 12}, "API_KEY": {Len: 20}}),
+			Managers: []model.ManagedField{{Manager: "external-secrets", Operation: "Update", OwnsData: true, Time: now}}}, now)
+		st.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name}, Target: name,
+			StoreKind: "SecretStore", StoreName: fmt.Sprintf("vault-%d", i%10), DataKeys: []string{"API_KEY", "DB_PASSWORD", "STRIPE_KEY"},
+			CreationPolicy: "Owner", Ready: model.Condition{Status: "True", Reason: "SecretSynced"}})
+		st.UpsertStore(&model.SecretStore{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("vault-%d", i%10)},
+			StoreKind: "SecretStore", Provider: "vault", Ready: model.Condition{Status: "True", Reason: "Valid"}})
+		for p := 0; p < 2; p++ {
+			st.UpsertPod(&model.Pod{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%04d-%d", i, p)}, Phase: "Running",
+				Workload: model.Workload{Kind: "Deployment", Name: fmt.Sprintf("app-%04d", i)},
+				Uses: []model.SecretUse{{Secret: name, Key: "DB_PASSWORD", Via: model.ViaEnv, Container: "app"},
+					{Secret: name, Key: "STRIPE_KEY", Via: model.ViaEnv, Container: "app", Optional: true}}})
+		}
+		cons := []dwcollectors.Consumer{{Kind: "Deployment", Name: fmt.Sprintf("app-%04d", i), Pods: 2}}
+		obj := dwcollectors.ObjectID{Kind: "Secret", Namespace: ns, Name: name}
+		var f dwcollectors.Finding
+		switch i % 5 {
+		case 0, 1:
+			f = dwcollectors.Finding{Family: fam("driftwatch_secret_missing_key"), Detector: "missing_keys", Severity: dwcollectors.SevCritical,
+				Labels:   map[string]string{"namespace": ns, "secret": name, "key": "STRIPE_KEY", "source": "externalsecret", "optional": "false"},
+				Evidence: "ExternalSecret " + name + " (writes it) expects key STRIPE_KEY; the Secret has 2 key(s): API_KEY, DB_PASSWORD"}
+		case 2:
+			f = dwcollectors.Finding{Family: fam("driftwatch_externalsecret_ready_but_short"), Detector: "ready_but_short", Severity: dwcollectors.SevCritical,
+				Labels:   map[string]string{"namespace": ns, "externalsecret": name, "secret": name, "reason": "missing_keys"},
+				Evidence: "Ready=True SecretSynced; the Secret has 2 of the 3 keys the ExternalSecret renders; missing: STRIPE_KEY"}
+			obj.Kind = "ExternalSecret"
+		case 3:
+			f = dwcollectors.Finding{Family: fam("driftwatch_secret_flapping"), Detector: "flips", Severity: dwcollectors.SevCritical,
+				Labels:   map[string]string{"namespace": ns, "secret": name, "writers": "external-secrets,kubectl-client-side-apply"},
+				Evidence: "3 return(s) to an earlier value within the flip window"}
+		case 4:
+			f = dwcollectors.Finding{Family: fam("driftwatch_workload_stale_pods"), Detector: "stale_pods", Severity: dwcollectors.SevWarning,
+				Labels:   map[string]string{"namespace": ns, "workload_kind": "Deployment", "workload": fmt.Sprintf("app-%04d", i), "secret": name, "change_source": "external-secrets"},
+				Evidence: "2 pod(s) started before the Secret's data changed"}
+		}
+		f.Object, f.Consumers, f.Value = obj, cons, 1
+		fs = append(fs, f)
+	}
+	dwcollectors.SortFindings(fs)
+	return st, fs
+}
+
+// BenchmarkRenderPage1000 renders the findings page for 1,000 findings: the
+// page data (grouping, commands, 1,000 delivery paths read from the model,
+// their SVGs) and the HTML. A number, never an assertion; docs/performance.md
+// states it.
+func BenchmarkRenderPage1000(b *testing.B) {
+	st, fs := benchModel(1000)
+	s := ui.New(st, staticFindings(fs), ready{}, ui.Options{Now: func() time.Time { return time.Unix(0, 0) }})
+	var size int
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		d := s.Page(fs, "")
+		cw := &countWriter{}
+		if err := ui.RenderPage(cw, d); err != nil {
+			b.Fatal(err)
+		}
+		size = cw.n
+	}
+	// CPU time per render as well as wall time: on a shared machine the
+	// wall time includes waiting for a core.
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(size), "page-bytes")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+type countWriter struct{ n int }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
+
+var _ io.Writer = (*countWriter)(nil)
+
+type ready struct{}
+
+func (ready) Ready() bool                   { return true }
+func (ready) States() []model.ResourceState { return nil }

@@ -1,0 +1,43 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+// Text in the picture comes from the cluster (field manager names are free
+// text): every piece is escaped, and missing keys and broken links are marked.
+func TestSVGEscapesAndMarks(t *testing.T) {
+	st := model.NewStore(nil)
+	now := time.Now()
+	evil := `<script>alert("x")</script>&`
+	st.UpsertSecret(&model.Secret{ObjectMeta: model.ObjectMeta{Namespace: "ns", Name: "app"},
+		Keys:     model.NewKeySet(map[string]model.KeyInfo{"A": {Len: 1}}),
+		Managers: []model.ManagedField{{Manager: evil, Operation: "Update", OwnsData: true, Time: now}}}, now)
+	st.UpsertPod(&model.Pod{ObjectMeta: model.ObjectMeta{Namespace: "ns", Name: "web-1"}, Phase: "Running",
+		Workload: model.Workload{Kind: "Deployment", Name: "web"},
+		Uses:     []model.SecretUse{{Secret: "app", Key: "B", Via: model.ViaEnv, Container: "c"}, {Secret: "app", Key: "A", Via: model.ViaEnv, Container: "c"}}})
+	fam, _ := dwcollectors.Lookup("driftwatch_secret_missing_key")
+	fs := []dwcollectors.Finding{{Family: fam, Severity: dwcollectors.SevCritical, Object: dwcollectors.ObjectID{Kind: "Secret", Namespace: "ns", Name: "app"},
+		Labels: map[string]string{"namespace": "ns", "secret": "app", "key": "B", "source": "pod", "optional": "false"}, Value: 1}}
+	var svg string
+	st.Read(func(v model.View) { svg = string(buildPath(v, "ns", "app", fs).SVG()) })
+	if strings.Contains(svg, "<script") || !strings.Contains(svg, "&lt;script&gt;") {
+		t.Errorf("manager name not escaped:\n%s", svg)
+	}
+	for _, want := range []string{`aria-label="Delivery path of Secret ns/app; missing keys: B"`, `<text class="miss" x="`, ">missing: B</text>",
+		`<path class="e bad"`, ">reads: A, B</text>", ">1 pod · env</text>"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q:\n%s", want, svg)
+		}
+	}
+	// Healthy: nothing red.
+	st.Read(func(v model.View) { svg = string(buildPath(v, "ns", "app", nil).SVG()) })
+	if strings.Contains(svg, "bad") || strings.Contains(svg, "miss") {
+		t.Errorf("a path without findings is marked broken:\n%s", svg)
+	}
+}
