@@ -71,20 +71,22 @@ const (
 // short strings.
 func newValues(t *testing.T) []Value {
 	v := []Value{
-		{"base64", []byte(base64.StdEncoding.EncodeToString(randBytes(t, 32)))},
-		{"base64url", []byte(base64.RawURLEncoding.EncodeToString(randBytes(t, 24)))},
-		{"hex", []byte(hex.EncodeToString(randBytes(t, 32)))},
-		{"HEX", []byte(strings.ToUpper(hex.EncodeToString(randBytes(t, 20))))},
-		{"binary", randBytes(t, 48)},
-		{"key-like", []byte(randFrom(t, upper, 5) + "_" + randFrom(t, upper, 6) + "_" + randFrom(t, upper, 4))},
-		{"key-like", []byte(strings.ToLower(randFrom(t, upper, 6)) + "." + strings.ToLower(randFrom(t, upper, 7)))},
-		{"number", []byte("9" + randFrom(t, digits, 15))},
-		{"number", []byte("7" + randFrom(t, digits, 11))},
-		{"short", []byte(randFrom(t, upper+strings.ToLower(upper)+digits+symbols, 6))},
-		{"short", []byte(randFrom(t, strings.ToLower(upper)+digits, 7))},
-		{"password", []byte(randFrom(t, upper, 3) + "-" + randFrom(t, strings.ToLower(upper), 5) + "-" + randFrom(t, digits, 4) + "!")},
-		{"pem-like", []byte("-----BEGIN TEST KEY-----\n" + base64.StdEncoding.EncodeToString(randBytes(t, 90)) + "\n-----END TEST KEY-----\n")},
-		{"json", []byte(`{"user":"` + randFrom(t, strings.ToLower(upper), 8) + `","pass":"` + base64.RawStdEncoding.EncodeToString(randBytes(t, 12)) + `"}`)},
+		{Kind: "base64", Bytes: []byte(base64.StdEncoding.EncodeToString(randBytes(t, 32)))},
+		{Kind: "base64url", Bytes: []byte(base64.RawURLEncoding.EncodeToString(randBytes(t, 24)))},
+		{Kind: "hex", Bytes: []byte(hex.EncodeToString(randBytes(t, 32)))},
+		{Kind: "HEX", Bytes: []byte(strings.ToUpper(hex.EncodeToString(randBytes(t, 20))))},
+		{Kind: "binary", Bytes: randBytes(t, 48)},
+		{Kind: "key-like", Bytes: []byte(randFrom(t, upper, 5) + "_" + randFrom(t, upper, 6) + "_" + randFrom(t, upper, 4))},
+		{Kind: "key-like", Bytes: []byte(strings.ToLower(randFrom(t, upper, 6)) + "." + strings.ToLower(randFrom(t, upper, 7)))},
+		{Kind: "number", Bytes: []byte("9" + randFrom(t, digits, 15))},
+		{Kind: "number", Bytes: []byte("7" + randFrom(t, digits, 11))},
+		{Kind: "short", Bytes: []byte(randFrom(t, upper+strings.ToLower(upper)+digits+symbols, 6))},
+		{Kind: "short", Bytes: []byte(randFrom(t, strings.ToLower(upper)+digits, 7))},
+		{Kind: "password", Bytes: []byte(randFrom(t, upper, 3) + "-" + randFrom(t, strings.ToLower(upper), 5) + "-" + randFrom(t, digits, 4) + "!")},
+		// Values with a fixed frame: only their random parts count (a window
+		// that is mostly `{"user":"` is text anyone could print).
+		templated("pem-like", "-----BEGIN TEST KEY-----\n", base64.StdEncoding.EncodeToString(randBytes(t, 90)), "\n-----END TEST KEY-----\n"),
+		templated("json", `{"user":"`, randFrom(t, strings.ToLower(upper), 8), `","pass":"`, base64.RawStdEncoding.EncodeToString(randBytes(t, 12)), `"}`),
 	}
 	return v
 }
@@ -171,8 +173,8 @@ func (o *outputs) scan(vals []Value, vocabulary string) {
 		total += len(o.data[n])
 		coinc += c
 	}
-	o.t.Logf("scanned %d outputs, %d bytes, for %d windows of %d values (%d values shorter than %d bytes not searched; %d public windows skipped); %d short low-entropy coincidences ignored",
-		len(o.names), total, s.Windows(), len(vals), s.TooShort, Window, s.Skipped, coinc)
+	o.t.Logf("scanned %d outputs, %d bytes, for %d windows of %d values (%d values shorter than %d bytes not searched; %d public windows skipped, %d windows mostly a value's fixed frame); %d short low-entropy coincidences ignored",
+		len(o.names), total, s.Windows(), len(vals), s.TooShort, Window, s.Skipped, s.Framed, coinc)
 	for _, h := range all {
 		o.t.Errorf("LEAK: %s", h)
 	}
@@ -308,7 +310,7 @@ func TestNoValueLeaksOnTheRealStack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	vals := newValues(t)
-	vals = append(vals, Value{"hex", []byte(hex.EncodeToString(randBytes(t, 16)))}) // the rotated value, below
+	vals = append(vals, Value{Kind: "hex", Bytes: []byte(hex.EncodeToString(randBytes(t, 16)))}) // the rotated value, below
 	n := len(vals)
 	rotated := vals[n-1].Bytes
 	v := func(i int) []byte { return vals[i].Bytes }
@@ -512,7 +514,7 @@ spec:
 	}
 	// ... and in the real outputs: the namespace name, which every finding
 	// carries, is found in /metrics and in check's and compare's output.
-	control := NewScanner([]Value{{"control", []byte(ns)}}, "")
+	control := NewScanner([]Value{{Kind: "control", Bytes: []byte(ns)}}, "")
 	for _, src := range []string{"agent0/metrics", "agent1/metrics", "agent0/", "agent0/api/v1/findings", "check json stdout", "check text stdout", "compare plain-a plain-b json stdout"} {
 		if hits, _ := control.Scan(src, out.data[src]); len(hits) == 0 {
 			t.Errorf("positive control: the namespace name is not found in %s: the collection or the scanner is broken", src)
@@ -545,14 +547,14 @@ func demoValues(t *testing.T, runFor time.Duration) ([]Value, string) {
 				for _, mv := range helmManifestValues(t, val, &vocab) {
 					if !seen[string(mv)] {
 						seen[string(mv)] = true
-						vals = append(vals, Value{"demo helm", mv})
+						vals = append(vals, Value{Kind: "demo helm", Bytes: mv})
 					}
 				}
 				continue
 			}
 			if !seen[string(val)] {
 				seen[string(val)] = true
-				vals = append(vals, Value{"demo", append([]byte(nil), val...)})
+				vals = append(vals, Value{Kind: "demo", Bytes: append([]byte(nil), val...)})
 			}
 		}
 		js, _ := json.Marshal(blank)

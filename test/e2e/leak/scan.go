@@ -27,6 +27,49 @@ const lowEntropyMin = 10
 type Value struct {
 	Kind  string // what it looks like (base64, hex, key-like, number, short...)
 	Bytes []byte
+	// Fixed marks the bytes of a template around the random parts (nil: all
+	// random). A window must hold at least MinRandom random bytes to be
+	// searched: `r":"pk` from {"user":"pk..."} carries two random letters,
+	// and JSON logs print `"reflector":"pkg/...` all day.
+	Fixed []bool
+}
+
+// MinRandom is how many random bytes a window must hold to be searched.
+const MinRandom = 4
+
+// templated builds a value from parts: even-indexed parts are a fixed frame,
+// odd-indexed ones random.
+func templated(kind string, parts ...string) Value {
+	v := Value{Kind: kind}
+	for i, p := range parts {
+		v.Bytes = append(v.Bytes, p...)
+		for range len(p) {
+			v.Fixed = append(v.Fixed, i%2 == 0)
+		}
+	}
+	return v
+}
+
+// randomIn counts the random bytes of text[o:o+Window] in a form of v; in the
+// base64 form a character is random when any byte it encodes is.
+func (v Value) randomIn(formName string, o int) int {
+	if v.Fixed == nil {
+		return Window
+	}
+	n := 0
+	for i := o; i < o+Window; i++ {
+		lo, hi := i, i
+		if formName == "base64" {
+			lo, hi = i*3/4, (i*6+5)/8
+		}
+		for j := lo; j <= hi && j < len(v.Fixed); j++ {
+			if !v.Fixed[j] {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 type form struct {
@@ -50,6 +93,9 @@ type Scanner struct {
 	public map[string]bool
 	// Skipped counts value windows ignored because they are public.
 	Skipped int
+	// Framed counts windows not searched because they are mostly a value's
+	// fixed frame (see Value.Fixed).
+	Framed int
 	// TooShort counts values shorter than a window (not searched).
 	TooShort int
 }
@@ -71,6 +117,10 @@ func NewScanner(values []Value, publicVocabulary string) *Scanner {
 			s.forms = append(s.forms, f)
 			for o := 0; o+Window <= len(f.text); o++ {
 				w := string(f.text[o : o+Window])
+				if v.randomIn(f.name, o) < MinRandom {
+					s.Framed++
+					continue
+				}
 				if publicVocabulary != "" && strings.Contains(publicVocabulary, w) {
 					if !s.public[w] {
 						s.public[w] = true
