@@ -102,6 +102,9 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		if df.Find != nil {
 			rec.DataFromFind++
 		}
+		if df.SourceRef != nil && df.SourceRef.GeneratorRef != nil {
+			rec.DataFromGenerators++
+		}
 	}
 	rec.StoreKind = model.Intern(sp.SecretStoreRef.Kind)
 	if rec.StoreKind == "" {
