@@ -260,7 +260,7 @@ func TestExternalSecretTransform(t *testing.T) {
 					"data": map[string]any{"DSN": "postgres://{{ .user }}"},
 					"templateFrom": []any{map[string]any{"configMap": map[string]any{"name": "tpl", "items": []any{
 						map[string]any{"key": "config.yaml"}, map[string]any{"key": "dyn", "templateAs": "KeysAndValues"}}}}}}},
-				"data":     []any{map[string]any{"secretKey": "user", "remoteRef": map[string]any{"key": "db/user"}}},
+				"data": []any{map[string]any{"secretKey": "user", "remoteRef": map[string]any{"key": "db/user"}}},
 				"dataFrom": []any{map[string]any{"find": map[string]any{"name": map[string]any{"regexp": ".*"}}},
 					map[string]any{"sourceRef": map[string]any{"generatorRef": map[string]any{"kind": "Password", "name": "pw"}}},
 					map[string]any{"sourceRef": map[string]any{"storeRef": map[string]any{"name": "other"}}, "extract": map[string]any{"key": "k"}}},
