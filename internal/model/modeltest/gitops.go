@@ -2,6 +2,7 @@ package modeltest
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -66,6 +67,25 @@ func AppManages(gks ...string) AppOption {
 		for i := 0; i+1 < len(gks); i += 2 {
 			a.Resources = append(a.Resources, model.ArgoResource{Group: gks[i], Kind: gks[i+1], Namespace: "shop", Name: "x"})
 		}
+	}
+}
+
+// AppAutomated sets spec.syncPolicy.automated (Argo CD syncs by itself).
+func AppAutomated() AppOption {
+	return func(a *model.ArgoApp) { a.Automated = true }
+}
+
+// AppSync sets status.sync: its status (Synced, OutOfSync, Unknown) and the
+// revision it was compared at.
+func AppSync(status, revision string) AppOption {
+	return func(a *model.ArgoApp) { a.SyncStatus, a.SyncRevision = status, revision }
+}
+
+// AppOperation sets the last sync operation: its phase (Succeeded, Failed,
+// Error, Running, Terminating), when it finished and the revision it synced.
+func AppOperation(phase string, finished time.Time, revision string) AppOption {
+	return func(a *model.ArgoApp) {
+		a.OperationPhase, a.OperationFinishedAt, a.OperationRevision = phase, finished, revision
 	}
 }
 
