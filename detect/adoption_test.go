@@ -5,23 +5,19 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func TestUnsafeExternalSecrets(t *testing.T) {
-	at := func(d time.Duration) metav1.Time { return metav1.NewTime(mt.T0.Add(d)) }
 	withES := func(mod func(e *model.ExternalSecret)) *model.ExternalSecret {
 		e := mt.ES("ns", "es", mt.ESTarget("target"))
 		mod(e)
 		return e
 	}
 	esoOwned := func(s *model.Secret) *model.Secret {
-		s.Owners = []model.OwnerRef{{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: "es", Controller: true}}
-		s.Managers = []model.ManagedField{{Manager: "externalsecrets.external-secrets.io/es", Operation: "Update", OwnsData: true}}
-		return s
+		return mt.WithManagers(mt.OwnedBy(s, model.OwnerRef{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: "es", Controller: true}),
+			mt.Write("externalsecrets.external-secrets.io/es", time.Time{}))
 	}
 	target := func(kv ...string) *model.Secret { return mt.SecretValues("ns", "target", kv...) }
 	cases := []struct {
@@ -53,56 +49,55 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", Err: "last-applied: truncated"}
 			})},
 		{name: "server-side apply only: not knowable, not reported",
-			es: withES(func(e *model.ExternalSecret) {
-				e.Managers = []model.ManagedField{{Manager: "kubectl", Operation: "Apply", OwnsData: true}}
-			})},
+			es: mt.ES("ns", "es", mt.ESTarget("target"), mt.ESManagers(mt.ApplyWrite("kubectl", time.Time{})))},
 		{name: "owner over a Secret created earlier, not taken over yet",
-			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("a", "1")
-				s.CreationTimestamp = at(-time.Hour)
+				mt.Created(s, mt.T0.Add(-time.Hour))
 				return s
 			}()},
 			want: []string{UnsafeOwnerOverExisting}},
 		{name: "owner over a Secret created earlier that ESO has taken over: legitimate now, cleared",
-			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := esoOwned(target("a", "1")) // ESO took it over: the ownerReference is there now
-				s.CreationTimestamp = at(-time.Hour)
-				s.Managers = append(s.Managers, model.ManagedField{Manager: "kubectl-client-side-apply", Operation: "Update", OwnsData: true})
+				mt.Created(s, mt.T0.Add(-time.Hour))
+				s.Managers = append(s.Managers, mt.Write("kubectl-client-side-apply", time.Time{}))
 				return s
 			}()}},
 		{name: "creationPolicy None: ESO writes nothing, no adoption rule applies",
 			es: withES(func(e *model.ExternalSecret) {
-				e.CreationPolicy, e.DeletionPolicy, e.CreationTimestamp = "None", "Delete", at(0)
+				e.CreationPolicy, e.DeletionPolicy = "None", "Delete"
+				mt.Created(e, mt.T0)
 				e.DataFrom, e.DataFromFind = 1, 1
 				e.ExpectedKeys = []string{"A"}
 			}),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("A", "1", "B", "2")
-				s.CreationTimestamp = at(-time.Hour)
+				mt.Created(s, mt.T0.Add(-time.Hour))
 				return s
 			}()}},
 		{name: "owner over a Secret with another writer's data and no ownerReference",
 			es: mt.ES("ns", "es", mt.ESTarget("target")),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("a", "1")
-				s.Managers = []model.ManagedField{{Manager: "kubectl-client-side-apply", Operation: "Update", OwnsData: true}}
+				s.Managers = []model.ManagedField{mt.Write("kubectl-client-side-apply", time.Time{})}
 				return s
 			}()},
 			want: []string{UnsafeOwnerOverExisting}},
 		{name: "ESO-created target, created after the ES",
-			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := esoOwned(target("a", "1"))
-				s.CreationTimestamp = at(time.Second)
+				mt.Created(s, mt.T0.Add(time.Second))
 				return s
 			}()}},
 		{name: "merge over someone else's Secret is the point of Merge",
-			es: withES(func(e *model.ExternalSecret) { e.CreationPolicy = "Merge"; e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { e.CreationPolicy = "Merge"; mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("a", "1")
-				s.CreationTimestamp = at(-time.Hour)
+				mt.Created(s, mt.T0.Add(-time.Hour))
 				return s
 			}()}},
 		{name: "delete with merge",
@@ -196,7 +191,6 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 }
 
 func TestDuplicateCredentials(t *testing.T) {
-	withType := func(s *model.Secret, typ string) *model.Secret { s.Type = typ; return s }
 	renamed := func(s *model.Secret, ns, name string) *model.Secret { s.Namespace, s.Name = ns, name; return s }
 	secrets := []*model.Secret{
 		mt.SecretValues("a", "db", "user", "u", "password", "p"),
@@ -206,8 +200,8 @@ func TestDuplicateCredentials(t *testing.T) {
 		mt.SecretValues("a", "db-subset", "user", "u"),                 // subset of keys
 		mt.SecretValues("b", "db", "user", "u", "password", "p"),       // other namespace
 		mt.SecretValues("a", "empty1"), mt.SecretValues("a", "empty2"), // empty: skipped
-		withType(mt.SecretValues("a", "tok1", "token", "t"), "kubernetes.io/service-account-token"),
-		withType(mt.SecretValues("a", "tok2", "token", "t"), "kubernetes.io/service-account-token"),
+		mt.WithType(mt.SecretValues("a", "tok1", "token", "t"), "kubernetes.io/service-account-token"),
+		mt.WithType(mt.SecretValues("a", "tok2", "token", "t"), "kubernetes.io/service-account-token"),
 		renamed(mt.SecretValues("", "", "k", "v"), "c", "seed"), // a declared compare pair: not reported
 		renamed(mt.SecretValues("", "", "k", "v"), "c", "seed-check"),
 		mt.Secret("a", "nofp1", "k"), // unknown fingerprints

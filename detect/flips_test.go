@@ -58,13 +58,13 @@ func TestFlapping(t *testing.T) {
 				{0, v("A", eso, 0)},
 				{time.Minute, func() *model.Secret {
 					s := v("A", eso, 0)
-					s.Labels = map[string]string{"rev": "1"}
+					mt.Label(s, "rev", "1")
 					s.Managers = append(s.Managers, mt.MetaWrite("kubectl-label", mt.T0.Add(time.Minute)))
 					return s
 				}()},
 				{2 * time.Minute, func() *model.Secret {
 					s := v("A", eso, 0)
-					s.Labels = map[string]string{"rev": "2"}
+					mt.Label(s, "rev", "2")
 					s.Managers = append(s.Managers, mt.MetaWrite("kubectl-label", mt.T0.Add(2*time.Minute)))
 					return s
 				}()},

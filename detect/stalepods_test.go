@@ -115,7 +115,7 @@ func TestStalePods(t *testing.T) {
 				{-time.Minute, creds("U", "P1", mt.Write("helm", before.Add(-time.Minute)))},
 				{0, func() *model.Secret {
 					s := creds("U", "P1", mt.Write("helm", mt.T0))
-					s.Labels = map[string]string{"helm.sh/chart": "api-1.2.4"}
+					mt.Label(s, "helm.sh/chart", "api-1.2.4")
 					return s
 				}()},
 			},
