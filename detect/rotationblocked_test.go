@@ -2,33 +2,27 @@ package detect
 
 import (
 	"testing"
-	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func TestRotationBlocked(t *testing.T) {
-	policy := func(p string) func(*model.ExternalSecret) {
-		return func(e *model.ExternalSecret) { e.RefreshPolicy = p }
-	}
-	interval := func(d time.Duration, set bool) func(*model.ExternalSecret) {
-		return func(e *model.ExternalSecret) { e.RefreshInterval, e.RefreshIntervalSet = d, set }
-	}
-	generated := func(e *model.ExternalSecret) { e.DataFrom, e.DataFromGenerators = 1, 1 }
-	store := newStore(t,
-		es("shop", "periodic"),                              // 1h, the default policy
-		es("shop", "default-interval", interval(0, false)),  // absent: the CRD's 1h
-		es("shop", "periodic-explicit", policy("Periodic")), // refreshes
-		es("shop", "once", policy("CreatedOnce")),           // never again
-		es("shop", "on-change", policy("OnChange")),         // only on edits
-		es("shop", "zero", interval(0, true)),               // synced once
-		es("shop", "zero-periodic", policy("Periodic"), interval(0, true)),
-		es("shop", "once-zero", policy("CreatedOnce"), interval(0, true)), // one finding, the policy's
-		es("shop", "password", policy("CreatedOnce"), generated),          // a generated password: made once on purpose
-		es("shop", "password-zero", interval(0, true), generated),
-		es("shop", "broken", policy("CreatedOnce"), esDecodeErr("decode: spec.data: not a list")),
+	policy, interval := mt.ESRefreshPolicy, mt.ESRefreshInterval
+	store := mt.NewStore(t,
+		mt.ES("shop", "periodic"),                             // 1h, the default policy
+		mt.ES("shop", "default-interval", interval(0, false)), // absent: the CRD's 1h
+		mt.ES("shop", "periodic-explicit", policy("Periodic")),
+		mt.ES("shop", "once", policy("CreatedOnce")),   // never again
+		mt.ES("shop", "on-change", policy("OnChange")), // only on edits
+		mt.ES("shop", "zero", interval(0, true)),       // synced once
+		mt.ES("shop", "zero-periodic", policy("Periodic"), interval(0, true)),
+		mt.ES("shop", "once-zero", policy("CreatedOnce"), interval(0, true)), // one finding, the policy's
+		mt.ES("shop", "password", policy("CreatedOnce"), mt.ESGenerated(1)),  // a generated password: made once on purpose
+		mt.ES("shop", "password-zero", interval(0, true), mt.ESGenerated(1)),
+		mt.ES("shop", "broken", policy("CreatedOnce"), mt.ESDecodeErr("decode: spec.data: not a list")),
 	)
-	got := readView(store, func(v model.View) []RotationBlock { return RotationBlocked(v, availAll()) })
+	got := mt.Read(store, func(v model.View) []RotationBlock { return RotationBlocked(v, mt.All()) })
 	checkSlice(t, "blocked", got, []RotationBlock{
 		{Namespace: "shop", ExternalSecret: "on-change", Reason: RotationOnChange},
 		{Namespace: "shop", ExternalSecret: "once", Reason: RotationCreatedOnce},
@@ -37,8 +31,8 @@ func TestRotationBlocked(t *testing.T) {
 		{Namespace: "shop", ExternalSecret: "zero-periodic", Reason: RotationIntervalZero},
 	})
 	// No ExternalSecret cache, no verdict.
-	if got := readView(store, func(v model.View) []RotationBlock {
-		return RotationBlocked(v, allBut(model.ResExternalSecrets))
+	if got := mt.Read(store, func(v model.View) []RotationBlock {
+		return RotationBlocked(v, mt.AllBut(model.ResExternalSecrets))
 	}); len(got) != 0 {
 		t.Errorf("unavailable ExternalSecrets: %v", got)
 	}

@@ -115,6 +115,18 @@ func ESRefreshPolicy(p string) ESOption {
 	return func(e *model.ExternalSecret) { e.RefreshPolicy = p }
 }
 
+// ESRefreshInterval sets spec.refreshInterval (set: present; absent means the
+// CRD's default, 1h) and leaves status.refreshTime alone.
+func ESRefreshInterval(interval time.Duration, set bool) ESOption {
+	return func(e *model.ExternalSecret) { e.RefreshInterval, e.RefreshIntervalSet = interval, set }
+}
+
+// ESGenerated adds n spec.dataFrom entries whose source is a generator
+// (sourceRef.generatorRef).
+func ESGenerated(n int) ESOption {
+	return func(e *model.ExternalSecret) { e.DataFrom += n; e.DataFromGenerators += n }
+}
+
 // ESDecodeErr marks the object as undecodable.
 func ESDecodeErr(msg string) ESOption {
 	return func(e *model.ExternalSecret) { e.DecodeErr = msg }
