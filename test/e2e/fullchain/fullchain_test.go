@@ -156,6 +156,7 @@ func TestFullChain(t *testing.T) {
 		{"driftwatch_argocd_ignore_list_trap", map[string]string{"application": "keys-trap"}},
 		{"driftwatch_argocd_not_converging", map[string]string{"application": "stuck"}},
 		{"driftwatch_externalsecret_unsafe", map[string]string{"externalsecret": "legacy-api"}},
+		{"driftwatch_externalsecret_rotation_blocked", map[string]string{"externalsecret": "pinned", "reason": "created_once"}},
 		{"driftwatch_serviceaccount_workload_identity_missing", map[string]string{"serviceaccount": "eso-reader"}},
 		{"driftwatch_compare_mismatch", map[string]string{"secret": "orders-db"}},
 		{"driftwatch_secret_duplicate_credentials", map[string]string{"secret": "payments-creds-copy"}},
@@ -485,6 +486,17 @@ spec:
   target: {name: rotated}
   data:
   - {secretKey: PASS, remoteRef: {key: rot-pass}}
+---
+# rotation blocked: CreatedOnce never brings a store-side rotation in
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: pinned}
+spec:
+  refreshPolicy: CreatedOnce
+  secretStoreRef: {name: store, kind: SecretStore}
+  target: {name: pinned, creationPolicy: Owner}
+  data:
+  - {secretKey: TOKEN, remoteRef: {key: api-token}}
 ---
 # the store side of the compare pair
 apiVersion: external-secrets.io/v1
