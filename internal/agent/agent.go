@@ -62,6 +62,8 @@ type Agent struct {
 	others   *prometheus.Registry
 	log      *slog.Logger
 	ui       http.Handler
+	// owns says which namespaces this shard exports (nil: unsharded).
+	owns func(string) bool
 }
 
 // New builds an agent without starting it.
@@ -78,8 +80,11 @@ func New(c Clients, cfg Config) *Agent {
 		DiscoveryInterval: cfg.DiscoveryInterval,
 		Logger:            log,
 	}
+	var owns func(string) bool
 	if cfg.Shards > 1 {
 		opts.NamespaceFilter = ShardFilter(cfg.Shard, cfg.Shards)
+		owns = ShardOwns(cfg.Shard, cfg.Shards)
+		cfg.Findings.OwnsNamespace = owns
 	}
 	mgr := kube.NewManager(c.Core, c.Dynamic, c.Discovery, store, tr, opts)
 	if cfg.Findings.Logger == nil {
@@ -94,7 +99,7 @@ func New(c Clients, cfg Config) *Agent {
 	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
 	reg.MustRegister(append(others, findings)...)
 	rest.MustRegister(others...)
-	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log}
+	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log, owns: owns}
 	a.ui = a.uiHandler(cfg.Web)
 	return a
 }
@@ -118,6 +123,20 @@ func ShardFilter(shard, shards int) func(string) bool {
 		h := fnv.New32a()
 		h.Write([]byte(ns))
 		return int(h.Sum32()%uint32(shards)) == shard
+	}
+}
+
+// ShardOwns says which namespaces' findings shard exports: those ShardFilter
+// assigns to it, and, for shard 0, the findings about cluster-scoped objects
+// (namespace "": a ClusterSecretStore that is not Ready), which every shard
+// reads but exactly one must report.
+func ShardOwns(shard, shards int) func(string) bool {
+	keep := ShardFilter(shard, shards)
+	return func(ns string) bool {
+		if ns == "" {
+			return shard == 0
+		}
+		return keep(ns)
 	}
 }
 

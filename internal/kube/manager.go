@@ -232,12 +232,23 @@ func (m *Manager) startGroup(ctx context.Context, res model.Resource, version st
 // before anything else: the informer cache must keep an entry per object (the
 // server cannot filter by a hash of the namespace), but the entry costs a few
 // dozen bytes instead of a full record, and the object is never fingerprinted or
-// decoded. The handlers ignore stubs.
+// decoded. The handlers ignore stubs. Cross-namespace resources (Helm releases,
+// Argo CD Applications) are the exception: every shard transforms them and keeps
+// what concerns its own namespaces (resource.reduce).
 func (m *Manager) transformFor(res model.Resource) cache.TransformFunc {
 	tf := m.recordTransform(res)
 	keep := m.opts.NamespaceFilter
 	if keep == nil {
 		return tf
+	}
+	if r := resourceOf(res); r.crossNamespace {
+		return func(obj any) (any, error) {
+			rec, err := tf(obj)
+			if err != nil {
+				return rec, err
+			}
+			return r.reduce(rec, keep), nil
+		}
 	}
 	return func(obj any) (any, error) {
 		if o, ok := obj.(metav1.Object); ok {
@@ -303,15 +314,24 @@ func (m *Manager) handlerFor(res model.Resource) cache.ResourceEventHandler {
 	r := resourceOf(res)
 	upsert := func(obj any) {
 		// Records of other shards' namespaces are stubs (transformFor); a
-		// namespaced record is kept only in this shard's namespaces.
-		if o, ok := obj.(nsGetter); ok && !m.keep(o) {
+		// namespaced record is kept only in this shard's namespaces, except
+		// the cross-namespace resources' reduced records.
+		if o, ok := obj.(nsGetter); ok && !r.crossNamespace && !m.keep(o) {
 			return
 		}
 		r.upsert(m.store, obj, now())
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { m.countEvent(res, "add"); upsert(obj) },
-		UpdateFunc: func(_, obj any) { m.countEvent(res, "update"); upsert(obj) },
+		AddFunc: func(obj any) { m.countEvent(res, "add"); upsert(obj) },
+		UpdateFunc: func(old, obj any) {
+			m.countEvent(res, "update")
+			if r.unchanged != nil && m.opts.NamespaceFilter != nil && r.unchanged(old, obj) {
+				if o, ok := obj.(nsGetter); ok && !m.keep(o) {
+					return // another shard's object: what this shard keeps of it did not change
+				}
+			}
+			upsert(obj)
+		},
 		DeleteFunc: func(obj any) { m.countEvent(res, "delete"); r.remove(m.store, unwrap(obj), now()) },
 	}
 }

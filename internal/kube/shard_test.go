@@ -1,14 +1,20 @@
 package kube
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -85,4 +91,111 @@ func TestNoShardFilterKeepsRecords(t *testing.T) {
 	if _, ok := out.(*model.Secret); !ok {
 		t.Fatalf("got %T, want *model.Secret", out)
 	}
+}
+
+// Cross-namespace resources are kept by every shard, whatever their namespace,
+// reduced to what concerns the shard's namespaces: a Helm release of another
+// shard's namespace keeps the expectations about this shard's namespaces (an
+// expectation without a namespace is about the release's own), and an
+// Application of another shard's namespace keeps its identity and the
+// resources it manages here, without their churning sync status.
+func TestShardKeepsCrossNamespaceRecordsReduced(t *testing.T) {
+	mine := func(ns string) bool { return ns == "mine" }
+	m := NewManager(fake.NewClientset(), nil, nil, model.NewStore(nil), newTransformer(), Options{NamespaceFilter: mine})
+	manifest := `---
+apiVersion: v1
+kind: Secret
+metadata: {name: here, namespace: mine}
+stringData: {A: "1"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: home}
+stringData: {B: "2"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: elsewhere, namespace: third}
+stringData: {C: "3"}
+`
+	rel := func(ns string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sh.helm.release.v1.rel.v3",
+			Labels: map[string]string{"owner": "helm", "name": "rel", "status": "deployed", "version": "3"}},
+			Type: HelmReleaseType, Data: map[string][]byte{"release": helmPayloadIn(ns, manifest)}}
+	}
+	names := func(h *model.HelmRelease) []string {
+		var out []string
+		for _, x := range h.Expectations {
+			out = append(out, x.Namespace+"/"+x.Name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		ns   string
+		want []string
+	}{
+		{"theirs", []string{"mine/here"}},       // stored elsewhere: only what it renders here
+		{"mine", []string{"mine/here", "mine/home"}}, // stored here: its own namespace's too
+	} {
+		out, err := m.transformFor(model.ResHelmReleases)(rel(c.ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ok := out.(*model.HelmRelease)
+		if !ok {
+			t.Fatalf("release in %s: got %T, want a record", c.ns, out)
+		}
+		if got := names(h); !reflect.DeepEqual(got, c.want) || h.Revision != 3 {
+			t.Errorf("release in %s: expectations %v revision %d, want %v and 3", c.ns, got, h.Revision, c.want)
+		}
+	}
+
+	app := func(ns, status string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": "shop", "namespace": ns, "uid": "u1", "resourceVersion": status},
+			"spec": map[string]any{"destination": map[string]any{"namespace": "mine"},
+				"ignoreDifferences": []any{map[string]any{"group": "external-secrets.io", "kind": "ExternalSecret", "jsonPointers": []any{"/spec/data"}}}},
+			"status": map[string]any{"sync": map[string]any{"status": status},
+				"resources": []any{
+					map[string]any{"kind": "Secret", "namespace": "mine", "name": "db", "status": status},
+					map[string]any{"kind": "Secret", "namespace": "third", "name": "db", "status": status},
+				}},
+		}}
+	}
+	tf := m.transformFor(model.ResApplications)
+	full, _ := tf(app("mine", "Synced"))
+	if a := full.(*model.ArgoApp); len(a.Resources) != 2 || len(a.IgnoreDifferences) != 1 || a.SyncStatus != "Synced" {
+		t.Errorf("an Application of this shard's namespace must stay whole: %+v", a)
+	}
+	r1, _ := tf(app("theirs", "Synced"))
+	r2, _ := tf(app("theirs", "OutOfSync"))
+	a := r1.(*model.ArgoApp)
+	want := []model.ArgoResource{{Kind: "Secret", Namespace: "mine", Name: "db"}}
+	if !reflect.DeepEqual(a.Resources, want) || a.IgnoreDifferences != nil || a.SyncStatus != "" {
+		t.Errorf("an Application of another shard's namespace: got %+v, want only the resources here %v", a, want)
+	}
+	if !sameReducedApplication(r1, r2) {
+		t.Error("a sync status change of another shard's Application must not count as a change here")
+	}
+	r3, _ := tf(func() *unstructured.Unstructured {
+		u := app("theirs", "Synced")
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"kind": "Secret", "namespace": "mine", "name": "other"}}, "status", "resources")
+		return u
+	}())
+	if sameReducedApplication(r1, r3) {
+		t.Error("a change of the resources it manages here is a change")
+	}
+}
+
+// helmPayloadIn is a release payload of namespace ns (Helm writes the release's
+// namespace into it: manifests without one are rendered there).
+func helmPayloadIn(ns, manifest string) []byte {
+	body, _ := json.Marshal(map[string]any{"name": "rel", "namespace": ns, "version": 3,
+		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, _ = w.Write(body)
+	_ = w.Close()
+	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
 }
