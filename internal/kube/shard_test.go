@@ -134,7 +134,7 @@ stringData: {C: "3"}
 		ns   string
 		want []string
 	}{
-		{"theirs", []string{"mine/here"}},       // stored elsewhere: only what it renders here
+		{"theirs", []string{"mine/here"}},            // stored elsewhere: only what it renders here
 		{"mine", []string{"mine/here", "mine/home"}}, // stored here: its own namespace's too
 	} {
 		out, err := m.transformFor(model.ResHelmReleases)(rel(c.ns))
