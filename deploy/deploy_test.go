@@ -93,6 +93,7 @@ var scenarios = []struct {
 		"--set", "metrics.job=dw-agent", "--set", "prometheusRule.additionalAlertLabels.team=platform",
 		"--set", "prometheusRule.additionalAlertLabels.severity=ignored",
 		"--set", "prometheusRule.runbookBaseURL=https://wiki.example.com/sre/driftwatch",
+		"--set", "prometheusRule.clusterLabel=k8s_cluster",
 		"--set", "extraEnv[0].name=GOMEMLIMIT", "--set", "extraEnv[0].value=400MiB",
 	}},
 	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "podDisruptionBudget.enabled=true"}},
@@ -125,6 +126,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"--set", "namespaces={Not_A_Namespace}"},
 		{"--set", "unknownKey=1"},
 		{"--set", "sharding.shards=0"},
+		{"--set", "prometheusRule.clusterLabel=k8s-cluster"},
+		{"--set", "prometheusRule.clusterLabel=__cluster"},
 	} {
 		if _, err := helm(t, append([]string{"template", release, chart, "--kube-version", kubeVersion}, bad...)...); err == nil {
 			t.Errorf("helm template %v: accepted", bad)
@@ -610,7 +613,7 @@ func checkEverything(t *testing.T, objs []object) {
 	}
 	got := prs[0].obj.(*prometheusRule).Spec
 	// The chart makes the substitutions `agent rules` makes.
-	rendered, err := alerts.Render(alerts.RenderOptions{Job: "dw-agent", RunbookBaseURL: "https://wiki.example.com/sre/driftwatch"})
+	rendered, err := alerts.Render(alerts.RenderOptions{Job: "dw-agent", RunbookBaseURL: "https://wiki.example.com/sre/driftwatch", ClusterLabel: "k8s_cluster"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +631,10 @@ func checkEverything(t *testing.T, objs []object) {
 		}
 	}
 	if !reflect.DeepEqual(got, wantRG) {
-		t.Errorf("PrometheusRule spec differs from alerts/driftwatch.rules.yaml (job dw-agent, team label)")
+		t.Errorf("PrometheusRule spec differs from alerts/driftwatch.rules.yaml (job dw-agent, cluster label k8s_cluster, team label)")
+	}
+	if s := fmt.Sprint(got); !strings.Contains(s, "max by (k8s_cluster, job, namespace, secret)") || strings.Contains(s, "(cluster,") {
+		t.Errorf("PrometheusRule: cluster label not renamed")
 	}
 	if len(got.Groups) == 0 || strings.Contains(fmt.Sprint(got), `job="driftwatch"`) {
 		t.Errorf("PrometheusRule: job not substituted or no groups")
