@@ -33,6 +33,10 @@ type Config struct {
 	Namespaces        []string
 	ExcludeNamespaces []string
 	Shard, Shards     int
+	// ShardWatch: how a shard watches the namespaced resources, "cluster"
+	// (default: one watch per resource, other shards' objects reduced to
+	// stubs) or "namespaces" (one watch per resource and own namespace).
+	ShardWatch        string
 	DiscoveryInterval time.Duration
 	Findings          dwcollectors.Config
 	History           model.HistoryOptions
@@ -83,10 +87,16 @@ func New(c Clients, cfg Config) *Agent {
 	var owns func(string) bool
 	if cfg.Shards > 1 {
 		opts.NamespaceFilter = ShardFilter(cfg.Shard, cfg.Shards)
+		opts.ScopedWatches = cfg.ShardWatch == ShardWatchNamespaces
 		owns = ShardOwns(cfg.Shard, cfg.Shards)
-		cfg.Findings.OwnsNamespace = owns
 	}
 	mgr := kube.NewManager(c.Core, c.Dynamic, c.Discovery, store, tr, opts)
+	if owns != nil {
+		// A namespace created while the agent runs is reported once its
+		// namespace-scoped watches have listed it (always, with the
+		// cluster-wide watch).
+		cfg.Findings.OwnsNamespace = func(ns string) bool { return owns(ns) && mgr.NamespaceSynced(ns) }
+	}
 	if cfg.Findings.Logger == nil {
 		cfg.Findings.Logger = log
 	}
@@ -125,6 +135,12 @@ func ShardFilter(shard, shards int) func(string) bool {
 		return int(h.Sum32()%uint32(shards)) == shard
 	}
 }
+
+// Shard watch modes (Config.ShardWatch, --shard-watch).
+const (
+	ShardWatchCluster    = "cluster"
+	ShardWatchNamespaces = "namespaces"
+)
 
 // ShardOwns says which namespaces' findings shard exports: those ShardFilter
 // assigns to it, and, for shard 0, the findings about cluster-scoped objects

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
@@ -107,13 +108,13 @@ func findingSeries(t *testing.T, base string) []string {
 	return out
 }
 
-func startAgentOn(t *testing.T, clients agent.Clients, shard, shards int, eso model.Ref) string {
+func startAgentOn(t *testing.T, clients agent.Clients, shard, shards int, watch string, eso model.Ref) string {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
 	cfg := agent.Config{Listen: "127.0.0.1:0", Logger: log, DiscoveryInterval: time.Second,
-		Shard: shard, Shards: shards, OnListen: func(a string) { addrc <- a }}
+		Shard: shard, Shards: shards, ShardWatch: watch, OnListen: func(a string) { addrc <- a }}
 	cfg.Findings.ESOServiceAccount = eso
 	a := agent.New(clients, cfg)
 	done := make(chan struct{})
@@ -139,6 +140,12 @@ func startAgentOn(t *testing.T, clients agent.Clients, shard, shards int, eso mo
 // cluster-scoped finding: shard 0 exports it). The demo cluster's findings
 // come along.
 func TestShardsExportTheUnshardedFindingsExactly(t *testing.T) {
+	for _, watch := range []string{agent.ShardWatchCluster, agent.ShardWatchNamespaces} {
+		t.Run(watch, func(t *testing.T) { testShardsExportTheUnshardedFindings(t, watch) })
+	}
+}
+
+func testShardsExportTheUnshardedFindings(t *testing.T, watch string) {
 	const shards = 3
 	relNS := nsOnShard("releases", 0, shards)
 	destB := nsOnShard("dest", 1, shards)
@@ -194,14 +201,51 @@ stringData: {L1: d, L2: e}
 			t.Fatal(err)
 		}
 	}
+	// The namespaces, as objects (the demo's fake cluster has none): the
+	// namespace-scoped watches follow them.
+	nss := map[string]bool{}
+	ctx := context.Background()
+	if l, err := d.Core().CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, x := range l.Items {
+			nss[x.Namespace] = true
+		}
+	}
+	if l, err := d.Core().CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, x := range l.Items {
+			nss[x.Namespace] = true
+		}
+	}
+	if l, err := d.Core().CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, x := range l.Items {
+			nss[x.Namespace] = true
+		}
+	}
+	for _, gvr := range []schema.GroupVersionResource{{Group: "external-secrets.io", Version: "v1", Resource: "externalsecrets"},
+		{Group: "external-secrets.io", Version: "v1", Resource: "secretstores"}, {Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}} {
+		l, err := d.Dynamic().Resource(gvr).Namespace("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range l.Items {
+			nss[x.GetNamespace()] = true
+		}
+	}
+	for _, ns := range []string{destC, idsY} { // namespaces of absent objects
+		nss[ns] = true
+	}
+	for ns := range nss {
+		if err := d.Core().Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clients := d.Clients()
 
 	// The ESO ServiceAccount lives in esoNS here: every agent is told so.
 	eso := model.Ref{Namespace: esoNS, Name: "external-secrets"}
-	whole := startAgentOn(t, clients, 0, 1, eso)
+	whole := startAgentOn(t, clients, 0, 1, "", eso)
 	parts := make([]string, shards)
 	for i := range parts {
-		parts[i] = startAgentOn(t, clients, i, shards, eso)
+		parts[i] = startAgentOn(t, clients, i, shards, watch, eso)
 	}
 
 	wantCross := []string{

@@ -9,6 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,4 +201,107 @@ func helmPayloadIn(ns, manifest string) []byte {
 	_, _ = w.Write(body)
 	_ = w.Close()
 	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
+}
+
+// With ScopedWatches a shard watches Secrets (and the other namespaced
+// resources) per namespace it owns: other shards' objects never reach it, not
+// even as stubs; a namespace created later gets its watch and is reported as
+// synced once listed; a deleted namespace's watch stops and its records leave
+// the model.
+func TestScopedWatchesFollowTheNamespaces(t *testing.T) {
+	ns := func(name string) *corev1.Namespace { return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	sec := func(ns, name string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"K": []byte("v")}}
+	}
+	cs := fake.NewClientset(ns("mine-a"), ns("mine-b"), ns("theirs"),
+		sec("mine-a", "s"), sec("mine-b", "s"), sec("theirs", "s"))
+	store := model.NewStore(nil)
+	m := NewManager(cs, nil, nil, store, newTransformer(), Options{
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		NamespaceFilter: func(ns string) bool { return strings.HasPrefix(ns, "mine-") },
+		ScopedWatches:   true,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("ready", m.Ready)
+	secrets := func() []string {
+		var out []string
+		store.Read(func(v model.View) {
+			for _, s := range v.Secrets() {
+				out = append(out, s.Namespace+"/"+s.Name)
+			}
+		})
+		return out
+	}
+	// Ready means the initial namespaces' watches have listed them.
+	if got := secrets(); !reflect.DeepEqual(got, []string{"mine-a/s", "mine-b/s"}) {
+		t.Fatalf("model after ready: %v", got)
+	}
+	watched := func(res model.Resource) []string {
+		m.mu.Lock()
+		g := m.groups[res]
+		m.mu.Unlock()
+		g.smu.Lock()
+		defer g.smu.Unlock()
+		var out []string
+		for ns := range g.scoped {
+			out = append(out, ns)
+		}
+		sort.Strings(out)
+		return out
+	}
+	for _, res := range []model.Resource{model.ResSecrets, model.ResPods, model.ResServiceAccounts} {
+		if got := watched(res); !reflect.DeepEqual(got, []string{"mine-a", "mine-b"}) {
+			t.Errorf("%s watched in %v, want this shard's namespaces", res, got)
+		}
+	}
+	m.mu.Lock()
+	hg := m.groups[model.ResHelmReleases]
+	m.mu.Unlock()
+	if hg.perNS != nil || len(hg.informers) != 1 {
+		t.Error("Helm releases (a cross-namespace source) must stay one cluster-wide watch")
+	}
+
+	// A namespace appears with a Secret: watched, listed, then synced.
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns("mine-c"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Secrets("mine-c").Create(ctx, sec("mine-c", "new"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns("theirs-2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("mine-c's Secret in the model", func() bool { return slices.Contains(secrets(), "mine-c/new") })
+	waitFor("mine-c synced", func() bool { return m.NamespaceSynced("mine-c") })
+	if got := watched(model.ResSecrets); !reflect.DeepEqual(got, []string{"mine-a", "mine-b", "mine-c"}) {
+		t.Errorf("Secrets watched in %v after mine-c and theirs-2 appeared", got)
+	}
+	if !m.Ready() {
+		t.Error("a new namespace must not make the agent unready")
+	}
+
+	// A namespace goes: its watches stop and its records leave the model.
+	if err := cs.CoreV1().Namespaces().Delete(ctx, "mine-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("mine-a's records gone", func() bool { return !slices.Contains(secrets(), "mine-a/s") })
+	if got := watched(model.ResSecrets); !reflect.DeepEqual(got, []string{"mine-b", "mine-c"}) {
+		t.Errorf("Secrets watched in %v after mine-a was deleted", got)
+	}
+	if got := secrets(); !reflect.DeepEqual(got, []string{"mine-b/s", "mine-c/new"}) {
+		t.Errorf("model: %v", got)
+	}
 }
