@@ -158,6 +158,7 @@ type serviceMonitor struct {
 		Endpoints []struct {
 			Port              string `json:"port"`
 			Path              string `json:"path"`
+			HonorLabels       bool   `json:"honorLabels"`
 			Interval          string `json:"interval"`
 			ScrapeTimeout     string `json:"scrapeTimeout"`
 			Relabelings       []any  `json:"relabelings,omitempty"`
@@ -604,6 +605,11 @@ func checkEverything(t *testing.T, objs []object) {
 	}
 	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" {
 		t.Errorf("ServiceMonitor endpoints %+v", sm.Spec.Endpoints)
+	}
+	// The findings' own namespace (and pod, container) labels must win over
+	// the operator's target labels of the same names.
+	if len(sm.Spec.Endpoints) == 1 && !sm.Spec.Endpoints[0].HonorLabels {
+		t.Errorf("ServiceMonitor endpoint without honorLabels: the findings' namespace label would become exported_namespace")
 	}
 
 	// PrometheusRule: the alert file with the job substituted and the extra labels.
