@@ -438,39 +438,55 @@ spec:
 	common := []string{"--eso-service-account", esoSA, "--argocd-server", c.ArgoCDServerURL(), "--argocd-insecure",
 		"--argocd-token-file", tokenFile, "--argocd-poll-interval", "2s"}
 	whole := c.StartAgent(t, common...)
-	parts := make([]*cluster.Agent, shards)
-	for i := range parts {
-		parts[i] = c.StartAgent(t, append([]string{"--shard", fmt.Sprint(i), "--total-shards", fmt.Sprint(shards)}, common...)...)
+	// Two sets of shards, one per --shard-watch mode.
+	modes := []string{"cluster", "namespaces"}
+	sets := make([][]*cluster.Agent, len(modes))
+	for m, mode := range modes {
+		sets[m] = make([]*cluster.Agent, shards)
+		for i := range sets[m] {
+			sets[m][i] = c.StartAgent(t, append([]string{"--shard", fmt.Sprint(i), "--total-shards", fmt.Sprint(shards), "--shard-watch", mode}, common...)...)
+		}
 	}
 	whole.WaitReady(t, 90*time.Second)
-	for _, p := range parts {
-		p.WaitReady(t, 90*time.Second)
+	for _, set := range sets {
+		for _, p := range set {
+			p.WaitReady(t, 90*time.Second)
+		}
 	}
+	// A namespace created while the agents run: the namespace-scoped shards
+	// start its watches then.
+	late := c.NewNamespace(t)
+	c.Apply(t, late, manifests(len(nss)))
+	createReadyES(ctx, t, c, late)
+	nss = append(nss, late)
+	t.Logf("namespace %s (shard %d) created after the agents were ready", late, owner(late))
 
 	// Wait until the unsharded agent reports every case and findings in every
 	// test namespace, and the shards agree with it; then check once more, exactly.
-	var lastDiff string
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		diff, err := compare(whole, parts, nss, owner)
-		if err != nil {
-			t.Fatal(err)
+	for m, parts := range sets {
+		var lastDiff string
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			diff, err := compare(whole, parts, nss, owner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caseDiff, report, err := checkCases(whole, parts, cases)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff == "" && caseDiff == "" {
+				n, _ := namespaced(whole)
+				t.Logf("--shard-watch %s: the 3 shards export exactly the unsharded agent's %d series with a namespace label, none twice", modes[m], len(n))
+				t.Logf("--shard-watch %s: cross-namespace cases, series from 1 agent and from 3 shards:\n%s", modes[m], report)
+				break
+			}
+			lastDiff = strings.TrimSpace(diff + "\n" + caseDiff)
+			if time.Now().After(deadline) {
+				t.Fatalf("--shard-watch %s: shards and the unsharded agent disagree:\n%s\ncases:\n%s", modes[m], lastDiff, report)
+			}
+			time.Sleep(time.Second)
 		}
-		caseDiff, report, err := checkCases(whole, parts, cases)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff == "" && caseDiff == "" {
-			n, _ := namespaced(whole)
-			t.Logf("the 3 shards export exactly the unsharded agent's %d series with a namespace label, none twice", len(n))
-			t.Logf("cross-namespace cases, series from 1 agent and from 3 shards:\n%s", report)
-			break
-		}
-		lastDiff = strings.TrimSpace(diff + "\n" + caseDiff)
-		if time.Now().After(deadline) {
-			t.Fatalf("shards and the unsharded agent disagree:\n%s\ncases:\n%s", lastDiff, report)
-		}
-		time.Sleep(time.Second)
 	}
 }
 
