@@ -209,7 +209,9 @@ func helmPayloadIn(ns, manifest string) []byte {
 // synced once listed; a deleted namespace's watch stops and its records leave
 // the model.
 func TestScopedWatchesFollowTheNamespaces(t *testing.T) {
-	ns := func(name string) *corev1.Namespace { return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	ns := func(name string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
 	sec := func(ns, name string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"K": []byte("v")}}
 	}
