@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/collectors"
-	"github.com/driftwatch/driftwatch/internal/argocd"
 )
 
 // tool finds a real binary in $DRIFTWATCH_TOOLS_BIN or on PATH. Missing: the test
@@ -282,18 +281,9 @@ var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
 // collector type must be added here).
 func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	// The Argo CD API poller is registered only with --argocd-server; build one
-	// (it makes no request) to read its descriptors.
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("t"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	argo, err := argocd.NewClient(argocd.ClientConfig{Server: "https://argocd.invalid", TokenFile: token})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The Argo CD API collector is registered only with --argocd-server.
 	ch := make(chan *prometheus.Desc, 256)
-	for _, c := range []prometheus.Collector{&collectors.Findings{}, &collectors.Self{}, argo} {
+	for _, c := range []prometheus.Collector{&collectors.Findings{}, &collectors.Self{}, collectors.NewArgoCDAPI(nil)} {
 		c.Describe(ch)
 	}
 	close(ch)

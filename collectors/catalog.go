@@ -69,12 +69,20 @@ type Family struct {
 	// count form of missing keys, the pods behind a stale workload): the same
 	// findings, not more of them. agent check lists the named family's.
 	Restates string
+	// WithFinding marks an object family whose series exist only alongside a
+	// finding and clear with it (the readers of a Secret short of keys): its
+	// cardinality is bounded by findings, and tests treat it as part of one.
+	WithFinding bool
 	// LintOnly families are judged by `agent lint` on manifests only (a Secret
 	// manifest carrying data): they are not in Catalog(), the exporter never
 	// describes or emits them (LintFamilies lists them).
 	LintOnly bool
 
-	desc *prometheus.Desc
+	// collector is the collector that emits the family: "findings" (the
+	// detectors' Findings), "self" (Self) or "argocd" (ArgoCDAPI). Each
+	// describes only its own.
+	collector string
+	desc      *prometheus.Desc
 	// label positions of the object's namespace, kind and name (-1: none).
 	nsAt, kindAt, nameAt int
 }
@@ -126,8 +134,23 @@ func (f *Family) Desc() *prometheus.Desc { return f.desc }
 // catalog holds every family the findings collector emits, in declaration order.
 var catalog []*Family
 
-// declare registers a family and returns its descriptor.
-func declare(f Family) *prometheus.Desc {
+// Collectors of the catalog's families.
+const (
+	collFindings = "findings"
+	collSelf     = "self"
+	collArgoCD   = "argocd"
+)
+
+// declare registers a family the Findings collector emits and returns its
+// descriptor.
+func declare(f Family) *prometheus.Desc { return declareFor(collFindings, f) }
+
+// declareFor registers a family emitted by the named collector.
+func declareFor(collector string, f Family) *prometheus.Desc {
+	f.collector = collector
+	if collector != collFindings && f.Kind != KindHealth {
+		panic(fmt.Sprintf("collectors: family %s of the %s collector must be health", f.Name, collector))
+	}
 	switch f.Kind {
 	case KindFinding:
 		if f.Severity.Rank() < 0 || f.Class == "" {
@@ -161,9 +184,32 @@ func declare(f Family) *prometheus.Desc {
 	return fam.desc
 }
 
-// Catalog returns every family the findings collector may emit, in declaration
-// order. Do not modify them.
+// Catalog returns every family the agent exports (findings, objects, its own
+// health), in declaration order. Do not modify them.
 func Catalog() []*Family { return slices.Clone(catalog) }
+
+// StateOfFinding reports whether a family's series are the current state of
+// findings: a finding gauge (a counter such as flips_total keeps history after
+// the failure clears), or an object family that exists only with a finding.
+// The end-to-end tests compare these series between runs, shards and fixes.
+func (f *Family) StateOfFinding() bool {
+	switch f.Kind {
+	case KindFinding:
+		return f.Type != prometheus.CounterValue
+	case KindObject:
+		return f.WithFinding
+	}
+	return false
+}
+
+// describe sends the descriptors of one collector's families.
+func describe(collector string, ch chan<- *prometheus.Desc) {
+	for _, f := range catalog {
+		if f.collector == collector {
+			ch <- f.desc
+		}
+	}
+}
 
 // Lookup returns the family of a metric name.
 func Lookup(name string) (*Family, bool) {

@@ -184,11 +184,7 @@ var (
 )
 
 // Describe sends every descriptor the collector may emit.
-func (f *Findings) Describe(ch chan<- *prometheus.Desc) {
-	for _, f := range catalog {
-		ch <- f.desc
-	}
-}
+func (f *Findings) Describe(ch chan<- *prometheus.Desc) { describe(collFindings, ch) }
 
 // Collect runs every enabled detector over one consistent read of the model.
 // Per-namespace detectors recompute only the namespaces written to since the
@@ -341,7 +337,7 @@ type emitter struct {
 var descSilenced = declare(Family{Name: "driftwatch_findings_silenced",
 	Help: "Findings a driftwatch.io/ignore annotation (on the object, its namespace, or a pod that would have expected a key) " +
 		"keeps out of the finding metrics, per detector and namespace: nothing is hidden silently.",
-	Labels: []string{"detector", "namespace"}, Kind: KindObject})
+	Labels: []string{"detector", "namespace"}, Kind: KindHealth})
 
 func (e *emitter) start(v model.View, detector string) {
 	e.view, e.detector, e.silenced = v, detector, nil

@@ -7,46 +7,24 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
-type fakeHealth map[model.Resource]bool
-
-func (h fakeHealth) States() []model.ResourceState {
-	var out []model.ResourceState
-	for _, r := range model.AllResources {
-		out = append(out, model.ResourceState{Resource: r, Enabled: h[r], Synced: h[r]})
-	}
-	return out
-}
-
-func allAvailable() fakeHealth {
-	h := fakeHealth{}
-	for _, r := range model.AllResources {
-		h[r] = true
-	}
-	return h
-}
-
-func om(ns, name string) model.ObjectMeta {
-	return model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + name)}
-}
-
+// testStore: Secret db lacks the key password that the ExternalSecret db (an
+// hour late: refreshed 4h ago every 1h) and, optionally, the two api pods
+// expect; the pods also read the absent Secret gone whole.
 func testStore() *model.Store {
-	s := model.NewStore(nil)
 	now := time.Unix(10000, 0)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "db"), Keys: model.NewKeySet(map[string]model.KeyInfo{"user": {Len: 4}})}, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "ok"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
+	s := model.NewStore(nil)
+	s.UpsertSecret(mt.Secret("app", "db", "user"), now)
+	s.UpsertSecret(mt.Secret("app", "ok", "a"), now)
 	for _, n := range []string{"api-1", "api-2"} {
-		s.UpsertPod(&model.Pod{ObjectMeta: om("app", n), Phase: "Running", Workload: model.Workload{Kind: "Deployment", Name: "api"},
-			Uses: []model.SecretUse{{Secret: "db", Key: "password", Optional: true, Via: model.ViaEnv, Container: "c"},
-				{Secret: "ok", Key: "a", Via: model.ViaEnv, Container: "c"}, {Secret: "gone", Via: model.ViaEnvFrom, Container: "c"}}})
+		s.UpsertPod(mt.WithWorkload(mt.Pod("app", n, mt.OptEnv("db", "password"), mt.Env("ok", "a"), mt.EnvFrom("gone")), "Deployment", "api"))
 	}
-	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("app", "db"), Target: "db", DataKeys: []string{"user", "password"},
-		StoreKind: "SecretStore", StoreName: "vault", Ready: model.Condition{Status: "True", Reason: "SecretSynced"},
-		RefreshTime: now.Add(-4 * time.Hour), RefreshInterval: time.Hour, RefreshIntervalSet: true})
+	s.UpsertExternalSecret(mt.BareES("app", "db", mt.ESData("user", "password"), mt.ESStore("SecretStore", "vault"),
+		mt.ESReady("True", "SecretSynced"), mt.ESRefreshed(now.Add(-4*time.Hour), time.Hour, true)))
 	return s
 }
 
@@ -71,7 +49,7 @@ driftwatch_secret_missing_key_consumer_pods{namespace="app",secret="gone",worklo
 `
 
 func TestFindingsCollector(t *testing.T) {
-	c := NewFindings(testStore(), allAvailable(), Config{Inventory: true, Now: func() time.Time { return time.Unix(10000, 0) }})
+	c := NewFindings(testStore(), mt.HealthAll(), Config{Inventory: true, Now: func() time.Time { return time.Unix(10000, 0) }})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(findingsHelp),
 		"driftwatch_secret_missing_key", "driftwatch_secret_absent", "driftwatch_externalsecret_ready_but_short",
 		"driftwatch_externalsecret_sync_overdue", "driftwatch_secret_missing_key_consumer_pods"); err != nil {
@@ -86,7 +64,7 @@ func TestFindingsCollector(t *testing.T) {
 }
 
 func TestNoKeyLabel(t *testing.T) {
-	c := NewFindings(testStore(), allAvailable(), Config{NoKeyLabel: true, Now: func() time.Time { return time.Unix(10000, 0) }})
+	c := NewFindings(testStore(), mt.HealthAll(), Config{NoKeyLabel: true, Now: func() time.Time { return time.Unix(10000, 0) }})
 	if n := testutil.CollectAndCount(c, "driftwatch_secret_missing_key"); n != 0 {
 		t.Fatalf("with NoKeyLabel no series may carry a key: %d", n)
 	}
@@ -103,7 +81,7 @@ driftwatch_secret_missing_keys{namespace="app",optional="true",secret="db",sourc
 
 // Before the Secret cache syncs, nothing may be reported: every Secret would look absent.
 func TestNothingBeforeSync(t *testing.T) {
-	h := allAvailable()
+	h := mt.HealthAll()
 	h[model.ResSecrets] = false
 	c := NewFindings(testStore(), h, Config{Inventory: true})
 	for _, m := range []string{"driftwatch_secret_missing_key", "driftwatch_secret_absent", "driftwatch_externalsecret_ready_but_short"} {
@@ -135,7 +113,7 @@ func TestNothingBeforeSync(t *testing.T) {
 
 // Missing ESO CRDs disable the ESO detectors but not the pod-based ones.
 func TestMissingCRDDegradesPerDetector(t *testing.T) {
-	h := allAvailable()
+	h := mt.HealthAll()
 	h[model.ResExternalSecrets] = false
 	c := NewFindings(testStore(), h, Config{})
 	if n := testutil.CollectAndCount(c, "driftwatch_externalsecret_ready_but_short"); n != 0 {

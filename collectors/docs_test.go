@@ -110,3 +110,60 @@ func severityText(f *Family) string {
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// alerts/metrics.txt, the list the alert-rule and dashboard tests check every
+// query against, is generated from the catalog (DRIFTWATCH_UPDATE_DOCS=1
+// rewrites it).
+func TestMetricsTxtIsGenerated(t *testing.T) {
+	const path = "../alerts/metrics.txt"
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := metricsTxt()
+	if string(got) == want {
+		return
+	}
+	if os.Getenv("DRIFTWATCH_UPDATE_DOCS") != "" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("alerts/metrics.txt is out of date with the catalog; run DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestMetricsTxtIsGenerated\n got:\n%s\nwant:\n%s", got, want)
+}
+
+func metricsTxt() string {
+	var b strings.Builder
+	b.WriteString(`# GENERATED from the catalog (collectors/*.go declarations) by
+# go test ./collectors -run TestMetricsTxtIsGenerated; DRIFTWATCH_UPDATE_DOCS=1
+# rewrites it. Do not edit by hand: declare the family in its collectors/ file.
+#
+# The metrics driftwatch exports: the one list that alerts, dashboards and the
+# Helm chart are checked against. One metric per line:
+#
+#   NAME  CLASS
+#
+# CLASS is finding (a failure the agent detected: every finding must be used by
+# at least one alert or dashboard panel), inventory (objects: context for
+# findings, what consumes what), or self (the agent's own health).
+#
+# Checked by alerts/alerts_test.go (TestMetricsListMatchesCollectors: against the
+# collectors' descriptors) and dashboards/dashboards_test.go (every metric a panel
+# or alert uses is listed; every finding is used).
+`)
+	for _, c := range []struct {
+		kind  FamilyKind
+		class string
+	}{{KindFinding, "finding"}, {KindObject, "inventory"}, {KindHealth, "self"}} {
+		b.WriteString("\n")
+		fams := Catalog()
+		sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
+		for _, f := range fams {
+			if f.Kind == c.kind {
+				fmt.Fprintf(&b, "%-52s %s\n", f.Name, c.class)
+			}
+		}
+	}
+	return b.String()
+}

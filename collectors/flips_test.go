@@ -7,44 +7,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
-
-// flHealth reports the listed resources as enabled and synced.
-type flHealth []model.Resource
-
-func (h flHealth) States() []model.ResourceState {
-	out := make([]model.ResourceState, 0, len(h))
-	for _, r := range h {
-		out = append(out, model.ResourceState{Resource: r, Enabled: true, Synced: true})
-	}
-	return out
-}
 
 var flNow = time.Unix(1_800_000_000, 0).UTC()
 
-func flSecret(ns, name string, keys map[string]string, mf ...model.ManagedField) *model.Secret {
-	s := &model.Secret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("u-" + ns + "-" + name)},
-		Keys: model.KeySet{}, Managers: mf}
-	for k, v := range keys {
-		var fp model.Fingerprint
-		copy(fp[:], v)
-		s.Keys.Set(k, model.KeyInfo{Len: len(v), FP: fp, TrimFP: fp})
-	}
-	return s
-}
-
-func flWrite(manager string, at time.Time) model.ManagedField {
-	return model.ManagedField{Manager: manager, Operation: "Update", Time: at, OwnsData: true}
-}
-
+// flPod is a Running pod of Deployment api in namespace shop whose pod and
+// container "app" started at started.
 func flPod(name string, started time.Time, uses ...model.SecretUse) *model.Pod {
-	return &model.Pod{ObjectMeta: model.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("u-" + name)},
-		Phase: "Running", StartTime: started, Workload: model.Workload{Kind: "Deployment", Name: "api"},
-		Containers: []model.Container{{Name: "app", Kind: model.ContainerRegular, Running: true, StartedAt: started}},
-		Uses:       uses}
+	return mt.StartedAt(mt.WithWorkload(mt.Pod("shop", name, uses...), "Deployment", "api"), started, started)
 }
 
 // flStore: session-key flipped twice by two writers (flapping), cache-key once
@@ -56,21 +29,17 @@ func flStore() *model.Store {
 	const eso = "externalsecrets.external-secrets.io/session-key"
 	at := func(m int) time.Time { return flNow.Add(time.Duration(m-10) * time.Minute) }
 	for i, w := range []struct{ val, mgr string }{{"A", eso}, {"B", "kubectl-client-side-apply"}, {"A", eso}, {"B", "kubectl-client-side-apply"}} {
-		s.UpsertSecret(flSecret("shop", "session-key", map[string]string{"KEY": w.val}, flWrite(w.mgr, at(i))), at(i))
+		s.UpsertSecret(mt.WithManagers(mt.SecretValues("shop", "session-key", "KEY", w.val), mt.Write(w.mgr, at(i))), at(i))
 	}
 	for i, val := range []string{"X", "Y", "X"} {
-		s.UpsertSecret(flSecret("shop", "cache-key", map[string]string{"KEY": val}, flWrite("cache-operator", at(i))), at(i))
+		s.UpsertSecret(mt.WithManagers(mt.SecretValues("shop", "cache-key", "KEY", val), mt.Write("cache-operator", at(i))), at(i))
 	}
-	s.UpsertSecret(flSecret("shop", "api-creds", map[string]string{"pass": "P1"}), flNow.Add(-2*time.Hour))
-	s.UpsertSecret(flSecret("shop", "api-creds", map[string]string{"pass": "P2"}), flNow.Add(-time.Hour))
-	s.UpsertSecret(flSecret("shop", "tls", map[string]string{"crt": "C1"}), flNow.Add(-2*time.Hour))
-	s.UpsertSecret(flSecret("shop", "tls", map[string]string{"crt": "C2"}), flNow.Add(-time.Hour))
-	s.UpsertSecret(flSecret("shop", "web-config", map[string]string{"A": "a"}, flWrite("helm", flNow.Add(-48*time.Hour))), flNow.Add(-2*time.Hour))
-	uses := []model.SecretUse{
-		{Secret: "api-creds", Key: "pass", Via: model.ViaEnv, Container: "app"},
-		{Secret: "web-config", Via: model.ViaEnvFrom, Container: "app"},
-		{Secret: "tls", Via: model.ViaVolume, Container: "app"},
-	}
+	s.UpsertSecret(mt.SecretValues("shop", "api-creds", "pass", "P1"), flNow.Add(-2*time.Hour))
+	s.UpsertSecret(mt.SecretValues("shop", "api-creds", "pass", "P2"), flNow.Add(-time.Hour))
+	s.UpsertSecret(mt.SecretValues("shop", "tls", "crt", "C1"), flNow.Add(-2*time.Hour))
+	s.UpsertSecret(mt.SecretValues("shop", "tls", "crt", "C2"), flNow.Add(-time.Hour))
+	s.UpsertSecret(mt.WithManagers(mt.SecretValues("shop", "web-config", "A", "a"), mt.Write("helm", flNow.Add(-48*time.Hour))), flNow.Add(-2*time.Hour))
+	uses := []model.SecretUse{mt.Env("api-creds", "pass"), mt.EnvFrom("web-config"), mt.Use("tls", "", model.ViaVolume)}
 	s.UpsertPod(flPod("api-1", flNow.Add(-90*time.Minute), uses...))
 	s.UpsertPod(flPod("api-2", flNow.Add(-100*time.Minute), uses...))
 	s.UpsertPod(flPod("api-3", flNow.Add(-10*time.Minute), uses...)) // restarted after the change
@@ -108,21 +77,21 @@ driftwatch_secret_last_data_change_timestamp_seconds{namespace="shop",secret="we
 `
 
 func TestFlipsAndStalePodsCollector(t *testing.T) {
-	c := NewFindings(flStore(), flHealth{model.ResSecrets, model.ResPods}, Config{Now: func() time.Time { return flNow }})
+	c := NewFindings(flStore(), mt.HealthOnly(model.ResSecrets, model.ResPods), Config{Now: func() time.Time { return flNow }})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(flipsHelp+flappingHelp+staleHelp), flipsMetrics...); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestFlapThreshold(t *testing.T) {
-	c := NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }, FlapThreshold: 1})
+	c := NewFindings(flStore(), mt.HealthOnly(model.ResSecrets), Config{Now: func() time.Time { return flNow }, FlapThreshold: 1})
 	want := flappingHelp + `driftwatch_secret_flapping{namespace="shop",secret="cache-key",writers="cache-operator"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "driftwatch_secret_flapping"); err != nil {
 		t.Fatal(err)
 	}
 	// Out of the window: flips stay counted, nothing flaps.
-	c = NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow.Add(2 * time.Hour) }, FlapThreshold: 1})
+	c = NewFindings(flStore(), mt.HealthOnly(model.ResSecrets), Config{Now: func() time.Time { return flNow.Add(2 * time.Hour) }, FlapThreshold: 1})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(flipsHelp), "driftwatch_secret_flips_total", "driftwatch_secret_flapping"); err != nil {
 		t.Fatal(err)
 	}
@@ -130,18 +99,18 @@ func TestFlapThreshold(t *testing.T) {
 
 func TestFlipsAndStalePodsNeedTheirCaches(t *testing.T) {
 	// Pods not synced: the stale_pods detector is off, flips still run.
-	c := NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }})
+	c := NewFindings(flStore(), mt.HealthOnly(model.ResSecrets), Config{Now: func() time.Time { return flNow }})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(flipsHelp+flappingHelp), flipsMetrics...); err != nil {
 		t.Fatal(err)
 	}
 	// Secrets not synced: nothing at all.
-	c = NewFindings(flStore(), flHealth{model.ResPods}, Config{Now: func() time.Time { return flNow }})
+	c = NewFindings(flStore(), mt.HealthOnly(model.ResPods), Config{Now: func() time.Time { return flNow }})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(""), flipsMetrics...); err != nil {
 		t.Fatal(err)
 	}
 	// driftwatch_detector_enabled says which of the two runs.
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(NewFindings(flStore(), flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow }}))
+	reg.MustRegister(NewFindings(flStore(), mt.HealthOnly(model.ResSecrets), Config{Now: func() time.Time { return flNow }}))
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -166,10 +135,10 @@ func TestWritersLabelBounded(t *testing.T) {
 	// The first record is an add: its writer (a) wrote before anything was observed.
 	for i := 0; i < 6; i++ {
 		val := []string{"A", "B"}[i%2]
-		s.UpsertSecret(flSecret("ns", "s", map[string]string{"K": val}, flWrite(long+string(rune('a'+i)), flNow.Add(time.Duration(i)*time.Second))),
+		s.UpsertSecret(mt.WithManagers(mt.SecretValues("ns", "s", "K", val), mt.Write(long+string(rune('a'+i)), flNow.Add(time.Duration(i)*time.Second))),
 			flNow.Add(time.Duration(i)*time.Second))
 	}
-	c := NewFindings(s, flHealth{model.ResSecrets}, Config{Now: func() time.Time { return flNow.Add(10 * time.Second) }})
+	c := NewFindings(s, mt.HealthOnly(model.ResSecrets), Config{Now: func() time.Time { return flNow.Add(10 * time.Second) }})
 	want := flappingHelp[:strings.Index(flappingHelp, "driftwatch_secret_flapping{")] +
 		`driftwatch_secret_flapping{namespace="ns",secret="s",writers="` + long + "b," + long + `c,..."} 4
 `

@@ -9,27 +9,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
+// gitopsStore: an ExternalSecret and a Secret shorter than their last-applied
+// annotations, an Application with an ignoreDifferences list trap, one that
+// has not converged for 20 minutes (automated), one settling for 5, and a
+// manual one behind a newer commit.
 func gitopsStore(now time.Time) *model.Store {
+	const esG, esK = "external-secrets.io", "ExternalSecret"
 	s := model.NewStore(nil)
-	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("gitops", "keys"), Target: "keys", DataKeys: []string{"A"},
-		LastApplied: &model.LastApplied{Kind: "ExternalSecret", Name: "keys", SpecDataKeys: []string{"A", "B"}, HasSpecData: true, HoldsList: true}})
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("gitops", "plain"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}, "b": {Len: 1}}),
-		LastApplied: &model.LastApplied{Kind: "Secret", DataKeys: []string{"a", "c"}, HoldsList: true}}, now)
-	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "trap"), RespectIgnoreDifferences: true, SyncStatus: "Synced",
-		IgnoreDifferences: []model.IgnoreDifference{{Group: "external-secrets.io", Kind: "ExternalSecret",
-			JSONPointers: []string{"/spec/data/0/remoteRef"}, JQPathExpressions: []string{".spec.data[]"}}},
-		Resources: []model.ArgoResource{{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "gitops", Name: "keys"}}})
-	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "healthy"), SyncStatus: "Synced",
-		IgnoreDifferences: []model.IgnoreDifference{{Kind: "ConfigMap", JSONPointers: []string{"/metadata/annotations/foo"}}}})
-	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "stuck"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
-		OperationFinishedAt: now.Add(-20 * time.Minute), Automated: true, SyncRevision: "r2", OperationRevision: "r2"})
-	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "settling"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
-		OperationFinishedAt: now.Add(-5 * time.Minute), SyncRevision: "r2", OperationRevision: "r2"})
+	s.UpsertExternalSecret(mt.BareES("gitops", "keys", mt.ESData("A"), mt.ESLastApplied(mt.LastAppliedES("A", "B"))))
+	s.UpsertSecret(mt.WithLastApplied(mt.Secret("gitops", "plain", "a", "b"), mt.LastAppliedSecret("a", "c")), now)
+	s.UpsertApp(mt.App("argocd", "trap", mt.AppRespect(),
+		mt.AppIgnore(mt.Ignore(esG, esK, []string{"/spec/data/0/remoteRef"}, []string{".spec.data[]"})),
+		mt.AppResources(model.ArgoResource{Group: esG, Kind: esK, Namespace: "gitops", Name: "keys"})))
+	s.UpsertApp(mt.App("argocd", "healthy", mt.AppIgnore(mt.Ignore("", "ConfigMap", []string{"/metadata/annotations/foo"}, nil))))
+	s.UpsertApp(mt.App("argocd", "stuck", mt.AppSync("OutOfSync", "r2"), mt.AppOperation("Succeeded", now.Add(-20*time.Minute), "r2"), mt.AppAutomated()))
+	s.UpsertApp(mt.App("argocd", "settling", mt.AppSync("OutOfSync", "r2"), mt.AppOperation("Succeeded", now.Add(-5*time.Minute), "r2")))
 	// A manual Application behind a newer commit: not converging is not its problem.
-	s.UpsertApp(&model.ArgoApp{ObjectMeta: om("argocd", "behind"), SyncStatus: "OutOfSync", OperationPhase: "Succeeded",
-		OperationFinishedAt: now.Add(-time.Hour), SyncRevision: "r3", OperationRevision: "r2"})
+	s.UpsertApp(mt.App("argocd", "behind", mt.AppSync("OutOfSync", "r3"), mt.AppOperation("Succeeded", now.Add(-time.Hour), "r2")))
 	return s
 }
 
@@ -49,7 +48,7 @@ driftwatch_argocd_not_converging{application="stuck",automated="true",namespace=
 
 func TestGitOpsCollectors(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	c := NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }})
+	c := NewFindings(gitopsStore(now), mt.HealthAll(), Config{Now: func() time.Time { return now }})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(gitopsWant),
 		"driftwatch_last_applied_truncated", "driftwatch_argocd_ignore_list_trap", "driftwatch_argocd_not_converging"); err != nil {
 		t.Fatal(err)
@@ -63,11 +62,11 @@ func TestGitOpsCollectors(t *testing.T) {
 
 func TestNotConvergingThreshold(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	c := NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }, NotConvergingThreshold: time.Minute})
+	c := NewFindings(gitopsStore(now), mt.HealthAll(), Config{Now: func() time.Time { return now }, NotConvergingThreshold: time.Minute})
 	if n := testutil.CollectAndCount(c, "driftwatch_argocd_not_converging"); n != 2 {
 		t.Fatalf("1m threshold: want stuck and settling, got %d", n)
 	}
-	c = NewFindings(gitopsStore(now), allAvailable(), Config{Now: func() time.Time { return now }, NotConvergingThreshold: time.Hour})
+	c = NewFindings(gitopsStore(now), mt.HealthAll(), Config{Now: func() time.Time { return now }, NotConvergingThreshold: time.Hour})
 	if n := testutil.CollectAndCount(c, "driftwatch_argocd_not_converging"); n != 0 {
 		t.Fatalf("1h threshold: want none, got %d", n)
 	}
@@ -76,7 +75,7 @@ func TestNotConvergingThreshold(t *testing.T) {
 // Without the Applications cache the Argo CD detectors are disabled and silent.
 func TestGitOpsWithoutApplications(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	h := allAvailable()
+	h := mt.HealthAll()
 	h[model.ResApplications] = false
 	c := NewFindings(gitopsStore(now), h, Config{Now: func() time.Time { return now }})
 	for _, m := range []string{"driftwatch_argocd_ignore_list_trap", "driftwatch_argocd_not_converging"} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // ESO writes a target Secret and then the ExternalSecret's status; the two
@@ -19,11 +20,10 @@ func TestAbsentTargetJudgedAfterTheGrace(t *testing.T) {
 	synced := time.Unix(100000, 0)
 	now := synced.Add(2 * time.Second)
 	s := model.NewStore(nil)
-	s.UpsertPod(&model.Pod{ObjectMeta: om("app", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"}})
-	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("app", "tokens"), Target: "tokens", DataKeys: []string{"a"},
-		StoreKind: "SecretStore", StoreName: "vault", RefreshTime: synced,
-		Ready: model.Condition{Status: "True", Reason: "SecretSynced", LastTransitionTime: synced}})
-	c := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return now }})
+	s.UpsertPod(mt.Pod("app", "p"))
+	s.UpsertExternalSecret(mt.BareES("app", "tokens", mt.ESData("a"), mt.ESStore("SecretStore", "vault"),
+		mt.ESRefreshed(synced, 0, false), mt.ESReadySince("True", "SecretSynced", synced)))
+	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
 	findings := func() string {
 		text := gatherText(t, c)
 		var out []string
@@ -51,13 +51,13 @@ func TestAbsentTargetGraceLimits(t *testing.T) {
 	long := time.Unix(100000, 0)
 	now := long.Add(time.Hour)
 	s := model.NewStore(nil)
-	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("app", "merge"), Target: "merge-target", DataKeys: []string{"a"},
-		CreationPolicy: "Merge", StoreKind: "SecretStore", StoreName: "vault", RefreshTime: now.Add(-time.Second),
-		Ready: model.Condition{Status: "True", Reason: "SecretMissing", LastTransitionTime: now.Add(-time.Second)}})
-	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("app", "old"), Target: "old-target", DataKeys: []string{"a"},
-		StoreKind: "SecretStore", StoreName: "vault", RefreshTime: now.Add(-time.Second),
-		Ready: model.Condition{Status: "True", Reason: "SecretSynced", LastTransitionTime: long}})
-	c := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return now }})
+	s.UpsertExternalSecret(mt.BareES("app", "merge", mt.ESTarget("merge-target"), mt.ESData("a"), mt.ESCreation("Merge"),
+		mt.ESStore("SecretStore", "vault"), mt.ESRefreshed(now.Add(-time.Second), 0, false),
+		mt.ESReadySince("True", "SecretMissing", now.Add(-time.Second))))
+	s.UpsertExternalSecret(mt.BareES("app", "old", mt.ESTarget("old-target"), mt.ESData("a"),
+		mt.ESStore("SecretStore", "vault"), mt.ESRefreshed(now.Add(-time.Second), 0, false),
+		mt.ESReadySince("True", "SecretSynced", long)))
+	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
 	text := gatherText(t, c)
 	for _, want := range []string{
 		`driftwatch_externalsecret_ready_but_short{externalsecret="merge",namespace="app",reason="absent",secret="merge-target"} 1`,

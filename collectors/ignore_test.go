@@ -8,12 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
-
-func ignoring(m model.ObjectMeta, v string) model.ObjectMeta {
-	m.Annotations = map[string]string{model.AnnIgnore: v}
-	return m
-}
 
 // driftwatch.io/ignore on the object, on its namespace, or on a consumer that
 // would have expected a key drops the findings and counts them: nothing is
@@ -22,22 +18,17 @@ func TestIgnoreAnnotation(t *testing.T) {
 	now := time.Unix(10000, 0)
 	s := model.NewStore(nil)
 	// quiet: a Secret that declares it does not care about missing keys.
-	s.UpsertSecret(&model.Secret{ObjectMeta: ignoring(om("app", "quiet"), "stale_pods, missing_keys"),
-		Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "loud"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
+	s.UpsertSecret(mt.Annotate(mt.Secret("app", "quiet", "a"), model.AnnIgnore, "stale_pods, missing_keys"), now)
+	s.UpsertSecret(mt.Secret("app", "loud", "a"), now)
 	// a pod that reads keys nothing provides: its own ignore drops them.
-	s.UpsertPod(&model.Pod{ObjectMeta: ignoring(om("app", "feature-off"), "missing_keys"), Phase: "Running",
-		Workload: model.Workload{Kind: "Pod", Name: "feature-off"},
-		Uses:     []model.SecretUse{{Secret: "loud", Key: "b", Via: model.ViaEnv, Container: "c"}, {Secret: "nowhere", Via: model.ViaEnvFrom, Container: "c"}}})
-	s.UpsertPod(&model.Pod{ObjectMeta: om("app", "reader"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "reader"},
-		Uses: []model.SecretUse{{Secret: "quiet", Key: "x", Via: model.ViaEnv, Container: "c"}, {Secret: "loud", Key: "c", Via: model.ViaEnv, Container: "c"}}})
+	s.UpsertPod(mt.Annotate(mt.Pod("app", "feature-off", mt.Env("loud", "b"), mt.EnvFrom("nowhere")), model.AnnIgnore, "missing_keys"))
+	s.UpsertPod(mt.Pod("app", "reader", mt.Env("quiet", "x"), mt.Env("loud", "c")))
 	// another namespace, ignored as a whole.
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("legacy", "old"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
-	s.UpsertPod(&model.Pod{ObjectMeta: om("legacy", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"},
-		Uses: []model.SecretUse{{Secret: "old", Key: "z", Via: model.ViaEnv, Container: "c"}}})
-	s.UpsertNamespace(&model.Namespace{ObjectMeta: model.ObjectMeta{Name: "legacy", Annotations: map[string]string{model.AnnIgnore: "all"}}})
+	s.UpsertSecret(mt.Secret("legacy", "old", "a"), now)
+	s.UpsertPod(mt.Pod("legacy", "p", mt.Env("old", "z")))
+	s.UpsertNamespace(mt.Namespace("legacy", model.AnnIgnore, "all"))
 
-	f := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return now }})
+	f := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
 	const want = `
 # HELP driftwatch_findings_silenced Findings a driftwatch.io/ignore annotation (on the object, its namespace, or a pod that would have expected a key) keeps out of the finding metrics, per detector and namespace: nothing is hidden silently.
 # TYPE driftwatch_findings_silenced gauge
@@ -57,7 +48,7 @@ driftwatch_secret_missing_key{key="c",namespace="app",optional="false",secret="l
 	if err := f.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	s.UpsertNamespace(&model.Namespace{ObjectMeta: model.ObjectMeta{Name: "legacy"}})
+	s.UpsertNamespace(mt.Namespace("legacy"))
 	text.Reset()
 	if err := f.WriteText(&text); err != nil {
 		t.Fatal(err)
@@ -82,7 +73,7 @@ func TestIgnoresParsing(t *testing.T) {
 // success gauge says 0 and its failures are counted, the other detectors run.
 func TestDetectorPanicContained(t *testing.T) {
 	s := testStore()
-	f := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return time.Unix(10000, 0) }})
+	f := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return time.Unix(10000, 0) }})
 	for _, perNS := range []bool{false, true} {
 		f.detectors = append(f.detectors, detector{name: "boom", perNamespace: perNS, emit: func(e *emitter, v model.View, _ model.Availability, _ time.Time) {
 			e.gauge(descDuplicate, 1, "app", "half", "written")

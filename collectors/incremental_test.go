@@ -15,6 +15,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // The per-namespace results a scrape reuses must never differ from a full
@@ -33,7 +34,7 @@ func incSecret(r *rand.Rand, ns, name string) *model.Secret {
 			keys[fmt.Sprintf("k%d", k)] = model.KeyInfo{Len: 8, FP: fp, TrimFP: fp}
 		}
 	}
-	s := &model.Secret{ObjectMeta: om(ns, name), Type: "Opaque", Keys: model.NewKeySet(keys)}
+	s := &model.Secret{ObjectMeta: mt.Meta(ns, name), Type: "Opaque", Keys: model.NewKeySet(keys)}
 	s.Annotations = map[string]string{}
 	switch r.IntN(6) {
 	case 0:
@@ -52,7 +53,7 @@ func incSecret(r *rand.Rand, ns, name string) *model.Secret {
 }
 
 func incPod(r *rand.Rand, ns, name string) *model.Pod {
-	p := &model.Pod{ObjectMeta: om(ns, name), Phase: "Running",
+	p := &model.Pod{ObjectMeta: mt.Meta(ns, name), Phase: "Running",
 		Workload:   model.Workload{Kind: "Deployment", Name: fmt.Sprintf("w%d", r.IntN(3))},
 		Containers: []model.Container{{Name: "c", Kind: model.ContainerRegular, Running: true, StartedAt: time.Unix(int64(4000+r.IntN(2000)), 0)}}}
 	for u := 0; u < 1+r.IntN(3); u++ {
@@ -70,7 +71,7 @@ func incPod(r *rand.Rand, ns, name string) *model.Pod {
 }
 
 func incES(r *rand.Rand, ns, name string, now time.Time) *model.ExternalSecret {
-	e := &model.ExternalSecret{ObjectMeta: om(ns, name), Target: fmt.Sprintf("s%d", r.IntN(5)),
+	e := &model.ExternalSecret{ObjectMeta: mt.Meta(ns, name), Target: fmt.Sprintf("s%d", r.IntN(5)),
 		CreationPolicy: []string{"Owner", "Merge"}[r.IntN(2)], DeletionPolicy: []string{"Retain", "Delete"}[r.IntN(2)],
 		StoreKind: "ClusterSecretStore", StoreName: "vault", RefreshInterval: time.Hour, RefreshIntervalSet: true,
 		Ready: model.Condition{Status: []string{"True", "False"}[r.IntN(2)], Reason: "SecretSynced"}, RefreshTime: now.Add(-time.Minute)}
@@ -161,7 +162,7 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		r := rand.New(rand.NewPCG(seed, 7))
 		s := model.NewStore(nil)
-		health := allAvailable()
+		health := mt.HealthAll()
 		inc := NewFindings(s, health, cfg)
 		incText := NewFindings(s, health, cfg) // reuses encoded text across steps
 		findings := 0
@@ -182,22 +183,20 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 				s.DeleteExternalSecret(ns, fmt.Sprintf("e%d", r.IntN(4)))
 			case 9: // a release in one namespace rendering into another, maybe one without objects
 				into := append(namespaces, "no-objects")[r.IntN(len(namespaces)+1)]
-				s.UpsertHelmRelease(&model.HelmRelease{ObjectMeta: om(ns, "sh.helm.release.v1.rel.v1"), Release: "rel", Revision: 1,
-					Status: "deployed", Expectations: []model.HelmExpectation{{Kind: "Secret", Namespace: into,
-						Name: fmt.Sprintf("s%d", r.IntN(5)), Keys: []string{fmt.Sprintf("k%d", r.IntN(5))}}}})
+				s.UpsertHelmRelease(mt.HelmRelease(ns, "rel", 1, "deployed",
+					mt.HelmSecret(into, fmt.Sprintf("s%d", r.IntN(5)), fmt.Sprintf("k%d", r.IntN(5)))))
 			case 10:
 				s.SetArgoDesired(model.Ref{Namespace: "argocd", Name: "app"}, []model.DesiredObject{{Kind: "Secret",
 					Namespace: append(namespaces, "argo-only")[r.IntN(len(namespaces)+1)], Name: fmt.Sprintf("s%d", r.IntN(5)),
 					DataKeys: []string{fmt.Sprintf("k%d", r.IntN(5))}}})
 			case 12: // a namespace's driftwatch.io/ignore comes and goes
-				n := &model.Namespace{ObjectMeta: model.ObjectMeta{Name: ns}}
+				n := mt.Namespace(ns)
 				if v := []string{"", "missing_keys", "all", "stale_pods,adoption"}[r.IntN(4)]; v != "" {
-					n.Annotations = map[string]string{model.AnnIgnore: v}
+					mt.Annotate(n, model.AnnIgnore, v)
 				}
 				s.UpsertNamespace(n)
 			case 11:
-				s.UpsertStore(&model.SecretStore{ObjectMeta: om("", "vault"), StoreKind: "ClusterSecretStore", Provider: "vault",
-					Ready: model.Condition{Status: []string{"True", "False"}[r.IntN(2)]}})
+				s.UpsertStore(mt.ClusterSecretStore("vault", mt.StoreProvider("vault"), mt.StoreReady([]string{"True", "False"}[r.IntN(2)], "")))
 			}
 			if r.IntN(10) == 0 { // availability changes drop every reused result
 				health[model.ResExternalSecrets] = !health[model.ResExternalSecrets]

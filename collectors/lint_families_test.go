@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // TestLintFamiliesStayOutOfTheExporter: a lint-only family is not in the
@@ -15,7 +16,7 @@ func TestLintFamiliesStayOutOfTheExporter(t *testing.T) {
 	if len(LintFamilies()) == 0 {
 		t.Fatal("no lint-only family declared")
 	}
-	f := NewFindings(model.NewStore(nil), staticHealth{}, Config{})
+	f := NewFindings(model.NewStore(nil), mt.Health{}, Config{})
 	ch := make(chan *prometheus.Desc, 1000)
 	f.Describe(ch)
 	close(ch)
@@ -48,7 +49,3 @@ func TestLintFamiliesStayOutOfTheExporter(t *testing.T) {
 		}
 	}
 }
-
-type staticHealth struct{}
-
-func (staticHealth) States() []model.ResourceState { return nil }

@@ -9,45 +9,38 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
+// migrationStore: a compare pair that differs (db), one that matches (ok), a
+// duplicate (creds-copy), a Secret whose last-applied copy of its data is stale
+// (smtp), an ExternalSecret that deletes with Merge (legacy), and SecretStores
+// authenticating as a ServiceAccount without workload-identity annotations.
 func migrationStore() *model.Store {
-	fp := model.NewFingerprinterWithKey([]byte("k"))
-	keys := func(kv ...string) model.KeySet {
-		m := map[string]model.KeyInfo{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = fp.Key([]byte(kv[i+1]))
-		}
-		return model.NewKeySet(m)
-	}
 	now := time.Unix(10000, 0)
 	s := model.NewStore(nil)
-	live := &model.Secret{ObjectMeta: om("mig", "db"), Keys: keys("user", "u", "password", "p\n", "old", "o")}
-	live.Annotations = map[string]string{"driftwatch.io/compare-with": "db-check"}
-	s.UpsertSecret(live, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "db-check"), Keys: keys("user", "u", "password", "p")}, now)
-	ok := &model.Secret{ObjectMeta: om("mig", "ok"), Keys: keys("a", "1")}
-	ok.Annotations = map[string]string{"driftwatch.io/compare-with": "ok-check"}
-	s.UpsertSecret(ok, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "ok-check"), Keys: keys("a", "1")}, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "creds"), Keys: keys("k", "secret-1")}, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "creds-copy"), Keys: keys("k", "secret-1")}, now)
-	la := &model.Secret{ObjectMeta: om("mig", "smtp"), Keys: keys("pw", "new")}
-	la.LastApplied = &model.LastApplied{Kind: "Secret", DataKeys: []string{"pw"}, DataFPs: model.NewFPList(map[string]model.Fingerprint{"pw": fp.Sum([]byte("old"))})}
-	s.UpsertSecret(la, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("mig", "legacy"), Keys: keys("t", "x")}, now)
-	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("mig", "legacy"), Target: "legacy", CreationPolicy: "Merge",
-		DeletionPolicy: "Delete", DataKeys: []string{"t"}, StoreKind: "SecretStore", StoreName: "vault",
-		Ready: model.Condition{Status: "True", Reason: "SecretSynced"}})
-	s.UpsertServiceAccount(&model.ServiceAccount{ObjectMeta: om("mig", "reader")})
-	s.UpsertStore(&model.SecretStore{ObjectMeta: om("mig", "aws"), StoreKind: "SecretStore", Provider: "aws", AuthType: "jwt",
-		AuthSA: &model.Ref{Namespace: "mig", Name: "reader"}})
-	s.UpsertStore(&model.SecretStore{ObjectMeta: om("mig", "gsm"), StoreKind: "SecretStore", Provider: "gcpsm", AuthType: "workload_identity",
-		AuthSA: &model.Ref{Namespace: "mig", Name: "reader"}})
+	for _, sec := range []*model.Secret{
+		mt.Annotate(mt.SecretValues("mig", "db", "user", "u", "password", "p\n", "old", "o"), model.AnnCompareWith, "db-check"),
+		mt.SecretValues("mig", "db-check", "user", "u", "password", "p"),
+		mt.Annotate(mt.SecretValues("mig", "ok", "a", "1"), model.AnnCompareWith, "ok-check"),
+		mt.SecretValues("mig", "ok-check", "a", "1"),
+		mt.SecretValues("mig", "creds", "k", "secret-1"),
+		mt.SecretValues("mig", "creds-copy", "k", "secret-1"),
+		mt.WithLastApplied(mt.SecretValues("mig", "smtp", "pw", "new"), mt.LastAppliedData("Secret", "pw", "old")),
+		mt.SecretValues("mig", "legacy", "t", "x"),
+	} {
+		s.UpsertSecret(sec, now)
+	}
+	s.UpsertExternalSecret(mt.BareES("mig", "legacy", mt.ESCreation("Merge"), mt.ESDeletion("Delete"), mt.ESData("t"),
+		mt.ESStore("SecretStore", "vault"), mt.ESReady("True", "SecretSynced")))
+	s.UpsertServiceAccount(mt.ServiceAccount("mig", "reader"))
+	reader := &model.Ref{Namespace: "mig", Name: "reader"}
+	s.UpsertStore(mt.SecretStore("mig", "aws", mt.StoreProvider("aws"), mt.StoreAuth("jwt", reader)))
+	s.UpsertStore(mt.SecretStore("mig", "gsm", mt.StoreProvider("gcpsm"), mt.StoreAuth("workload_identity", reader)))
 	// AWS ambient auth (the SDK's default chain: IRSA, EKS Pod Identity, an
 	// instance profile) needs no annotation, and the ESO SA's name is configuration:
 	// no finding, whatever the ESO SA looks like.
-	s.UpsertStore(&model.SecretStore{ObjectMeta: om("", "aws-ambient"), StoreKind: "ClusterSecretStore", Provider: "aws", AuthType: "ambient"})
+	s.UpsertStore(mt.ClusterSecretStore("aws-ambient", mt.StoreProvider("aws"), mt.StoreAuth("ambient", nil)))
 	return s
 }
 
@@ -82,7 +75,7 @@ var migrationMetrics = []string{"driftwatch_compare_mismatch", "driftwatch_compa
 	"driftwatch_serviceaccount_workload_identity_missing", "driftwatch_serviceaccount_workload_identity_info"}
 
 func TestMigrationCollector(t *testing.T) {
-	c := NewFindings(migrationStore(), allAvailable(), Config{Now: func() time.Time { return time.Unix(10000, 0) },
+	c := NewFindings(migrationStore(), mt.HealthAll(), Config{Now: func() time.Time { return time.Unix(10000, 0) },
 		ESOServiceAccount: model.Ref{Namespace: "platform", Name: "eso"}})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(migrationWant), migrationMetrics...); err != nil {
 		t.Fatal(err)
@@ -104,7 +97,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestCompareNoKeyLabel(t *testing.T) {
-	c := NewFindings(migrationStore(), allAvailable(), Config{NoKeyLabel: true})
+	c := NewFindings(migrationStore(), mt.HealthAll(), Config{NoKeyLabel: true})
 	want := `
 # HELP driftwatch_compare_mismatch 1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent (with --no-key-label: the number of keys per verdict and hint, key empty). verdict: mismatch, missing_from_store, only_in_store, live_secret_absent, store_secret_absent; hint: whitespace or empty.
 # TYPE driftwatch_compare_mismatch gauge
@@ -118,7 +111,7 @@ driftwatch_compare_mismatch{compare_with="db-check",hint="whitespace",key="",nam
 
 // Each detector stays silent (and says so) without the resources it needs.
 func TestMigrationDetectorsGated(t *testing.T) {
-	h := allAvailable()
+	h := mt.HealthAll()
 	h[model.ResServiceAccounts] = false
 	h[model.ResExternalSecrets] = false
 	c := NewFindings(migrationStore(), h, Config{})
@@ -131,7 +124,7 @@ func TestMigrationDetectorsGated(t *testing.T) {
 	if n := testutil.CollectAndCount(c, "driftwatch_secret_duplicate_credentials"); n != 1 {
 		t.Errorf("duplicates need only Secrets: %d series", n)
 	}
-	h = allAvailable()
+	h = mt.HealthAll()
 	h[model.ResSecrets] = false
 	c = NewFindings(migrationStore(), h, Config{})
 	for _, m := range []string{"driftwatch_compare_ready", "driftwatch_compare_mismatch", "driftwatch_secret_duplicate_credentials"} {

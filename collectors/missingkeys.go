@@ -48,14 +48,14 @@ var (
 		Name:   "driftwatch_secret_missing_key_consumer_pods",
 		Help:   "Pods of a workload that expect keys the Secret lacks (or the Secret itself, when absent).",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
-		Kind:   KindObject,
+		Kind:   KindObject, WithFinding: true,
 		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 	descShortReaders = declare(Family{
 		Name:   "driftwatch_secret_short_consumer_pods",
 		Help:   "Running pods of a workload that read (env, envFrom, volume, any way) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
-		Kind:   KindObject,
+		Kind:   KindObject, WithFinding: true,
 		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // The headline incident: an ExternalSecret's target lacks a key and the workload
@@ -17,17 +18,14 @@ import (
 func TestShortConsumerPodsNameEnvFromReaders(t *testing.T) {
 	now := time.Unix(10000, 0)
 	s := model.NewStore(nil)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "tokens"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
-	s.UpsertSecret(&model.Secret{ObjectMeta: om("app", "fine"), Keys: model.NewKeySet(map[string]model.KeyInfo{"a": {Len: 1}})}, now)
+	s.UpsertSecret(mt.Secret("app", "tokens", "a"), now)
+	s.UpsertSecret(mt.Secret("app", "fine", "a"), now)
 	for _, n := range []string{"api-1", "api-2", "api-3"} {
-		s.UpsertPod(&model.Pod{ObjectMeta: om("app", n), Phase: "Running", Workload: model.Workload{Kind: "Deployment", Name: "api"},
-			Uses: []model.SecretUse{{Secret: "tokens", Via: model.ViaEnvFrom, Container: "c"}, {Secret: "fine", Via: model.ViaEnvFrom, Container: "c"}}})
+		s.UpsertPod(mt.WithWorkload(mt.Pod("app", n, mt.EnvFrom("tokens"), mt.EnvFrom("fine")), "Deployment", "api"))
 	}
-	s.UpsertPod(&model.Pod{ObjectMeta: om("app", "done"), Phase: "Succeeded", Workload: model.Workload{Kind: "Job", Name: "migrate"},
-		Uses: []model.SecretUse{{Secret: "tokens", Via: model.ViaEnvFrom, Container: "c"}}})
-	s.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: om("app", "tokens"), Target: "tokens", DataKeys: []string{"a", "b"},
-		StoreKind: "SecretStore", StoreName: "vault", Ready: model.Condition{Status: "True", Reason: "SecretSynced"}})
-	c := NewFindings(s, allAvailable(), Config{Now: func() time.Time { return now }})
+	s.UpsertPod(mt.WithWorkload(mt.WithPhase(mt.Pod("app", "done", mt.EnvFrom("tokens")), "Succeeded"), "Job", "migrate"))
+	s.UpsertExternalSecret(mt.BareES("app", "tokens", mt.ESData("a", "b"), mt.ESStore("SecretStore", "vault"), mt.ESReady("True", "SecretSynced")))
+	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
 	want := `
 # HELP driftwatch_secret_short_consumer_pods Running pods of a workload that read (env, envFrom, volume, any way) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.
 # TYPE driftwatch_secret_short_consumer_pods gauge

@@ -44,22 +44,26 @@ func NewSelf(store *model.Store, health model.Health, events EventSource, build 
 }
 
 var (
-	descBuild    = prometheus.NewDesc("driftwatch_build_info", "Build of the running agent.", []string{"version", "revision", "goversion"}, nil)
-	descSynced   = prometheus.NewDesc("driftwatch_informer_synced", "1 when every informer of the resource finished its initial list.", []string{"resource"}, nil)
-	descEnabled  = prometheus.NewDesc("driftwatch_resource_enabled", "1 when the resource's API is served and watched.", []string{"resource", "version"}, nil)
-	descDegraded = prometheus.NewDesc("driftwatch_resource_degraded", "1 when access to a watched resource was lost (403/401): its detectors are paused.", []string{"resource"}, nil)
-	descEvents   = prometheus.NewDesc("driftwatch_informer_events_total", "Informer events handled.", []string{"resource", "type"}, nil)
-	descObjects  = prometheus.NewDesc("driftwatch_model_objects", "Records held in the value-free model.", []string{"resource"}, nil)
-	descHistory  = prometheus.NewDesc("driftwatch_history_secrets", "Secrets with observed-change history.", nil, nil)
-	descDecode   = prometheus.NewDesc("driftwatch_decode_errors_total", "Object versions with a part that could not be decoded (too_large: over a documented limit; malformed). The rest of the object is kept.", []string{"resource", "part", "reason"}, nil)
+	descBuild = declareFor(collSelf, Family{Name: "driftwatch_build_info", Help: "Build of the running agent.",
+		Labels: []string{"version", "revision", "goversion"}, Kind: KindHealth})
+	descSynced = declareFor(collSelf, Family{Name: "driftwatch_informer_synced", Help: "1 when every informer of the resource finished its initial list.",
+		Labels: []string{"resource"}, Kind: KindHealth})
+	descEnabled = declareFor(collSelf, Family{Name: "driftwatch_resource_enabled", Help: "1 when the resource's API is served and watched.",
+		Labels: []string{"resource", "version"}, Kind: KindHealth})
+	descDegraded = declareFor(collSelf, Family{Name: "driftwatch_resource_degraded", Help: "1 when access to a watched resource was lost (403/401): its detectors are paused.",
+		Labels: []string{"resource"}, Kind: KindHealth})
+	descEvents = declareFor(collSelf, Family{Name: "driftwatch_informer_events_total", Help: "Informer events handled.",
+		Labels: []string{"resource", "type"}, Kind: KindHealth, Type: prometheus.CounterValue})
+	descObjects = declareFor(collSelf, Family{Name: "driftwatch_model_objects", Help: "Records held in the value-free model.",
+		Labels: []string{"resource"}, Kind: KindHealth})
+	descHistory = declareFor(collSelf, Family{Name: "driftwatch_history_secrets", Help: "Secrets with observed-change history.",
+		Kind: KindHealth})
+	descDecode = declareFor(collSelf, Family{Name: "driftwatch_decode_errors_total", Help: "Object versions with a part that could not be decoded (too_large: over a documented limit; malformed). The rest of the object is kept.",
+		Labels: []string{"resource", "part", "reason"}, Kind: KindHealth, Type: prometheus.CounterValue})
 )
 
 // Describe implements prometheus.Collector.
-func (s *Self) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuild, descSynced, descEnabled, descDegraded, descEvents, descObjects, descHistory, descDecode} {
-		ch <- d
-	}
-}
+func (s *Self) Describe(ch chan<- *prometheus.Desc) { describe(collSelf, ch) }
 
 // Collect implements prometheus.Collector.
 func (s *Self) Collect(ch chan<- prometheus.Metric) {

@@ -155,6 +155,7 @@ var classes = []class{
 	{"Ready but short", `driftwatch_externalsecret_ready_but_short{%s} > 0`},
 	{"ExternalSecret not Ready", `driftwatch_externalsecret_not_ready{%s} > 0`},
 	{"sync overdue", `driftwatch_externalsecret_sync_overdue{%s} > 0`},
+	{"rotation blocked", `driftwatch_externalsecret_rotation_blocked{%s} > 0`},
 	{"store not Ready", `driftwatch_secretstore_not_ready{%s} > 0`},
 	{"flapping Secrets", `driftwatch_secret_flapping{%s} > 0`},
 	{"stale workloads", `driftwatch_workload_stale_pods{%s} > 0`},
@@ -349,6 +350,8 @@ func Investigation() (dashboard.Dashboard, error) {
 			WithTarget(series(fmt.Sprintf(`driftwatch_externalsecret_sync_age_seconds{%s}`, selNS), "{{namespace}}/{{externalsecret}}"))).
 		WithPanel(tablePanel("Not Ready / overdue", "ExternalSecrets whose Ready is not True (with reason), or whose sync is overdue.", 12, 8,
 			fmt.Sprintf(`label_replace(driftwatch_externalsecret_not_ready{%[1]s}, "problem", "not ready", "", "") or label_replace(driftwatch_externalsecret_sync_overdue{%[1]s}, "problem", "overdue", "", "")`, selNS))).
+		WithPanel(tablePanel("Rotation blocked", "ExternalSecrets that never read their store again by themselves (reason: created_once, on_change, interval_zero): a rotated value stays out until someone edits the ExternalSecret or deletes its Secret.", 12, 7,
+			fmt.Sprintf(`driftwatch_externalsecret_rotation_blocked{%s}`, selNS))).
 		WithPanel(tablePanel("Stores not Ready", "SecretStores and ClusterSecretStores that are not Ready.", 12, 7,
 			fmt.Sprintf(`driftwatch_secretstore_not_ready{%s} or driftwatch_secretstore_not_ready{%s, kind="ClusterSecretStore"}`, selNS, selJob), "Value")).
 		WithPanel(tablePanel("Workload identity", "Store ServiceAccounts without the workload-identity annotation (missing) and GKE information (info).", 12, 7,

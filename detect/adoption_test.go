@@ -5,24 +5,21 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func TestUnsafeExternalSecrets(t *testing.T) {
-	at := func(d time.Duration) metav1.Time { return metav1.NewTime(migNow.Add(d)) }
 	withES := func(mod func(e *model.ExternalSecret)) *model.ExternalSecret {
-		e := migES("ns", "es", "target")
+		e := mt.ES("ns", "es", mt.ESTarget("target"))
 		mod(e)
 		return e
 	}
 	esoOwned := func(s *model.Secret) *model.Secret {
-		s.Owners = []model.OwnerRef{{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: "es", Controller: true}}
-		s.Managers = []model.ManagedField{{Manager: "externalsecrets.external-secrets.io/es", Operation: "Update", OwnsData: true}}
-		return s
+		return mt.WithManagers(mt.OwnedBy(s, model.OwnerRef{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: "es", Controller: true}),
+			mt.Write("externalsecrets.external-secrets.io/es", time.Time{}))
 	}
-	target := func(kv ...string) *model.Secret { return migSecret("ns", "target", kv...) }
+	target := func(kv ...string) *model.Secret { return mt.SecretValues("ns", "target", kv...) }
 	cases := []struct {
 		name    string
 		es      *model.ExternalSecret
@@ -31,8 +28,8 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 		avail   model.Availability
 		want    []string // reasons
 	}{
-		{name: "healthy owner", es: migES("ns", "es", "target"), secrets: []*model.Secret{esoOwned(target("a", "1"))}},
-		{name: "no target yet", es: migES("ns", "es", "target")},
+		{name: "healthy owner", es: mt.ES("ns", "es", mt.ESTarget("target")), secrets: []*model.Secret{esoOwned(target("a", "1"))}},
+		{name: "no target yet", es: mt.ES("ns", "es", mt.ESTarget("target"))},
 		{name: "implicit creationPolicy from last-applied",
 			es: withES(func(e *model.ExternalSecret) {
 				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", HasSpecData: true, HoldsCreationPolicy: true}
@@ -52,56 +49,55 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 				e.LastApplied = &model.LastApplied{Kind: "ExternalSecret", Err: "last-applied: truncated"}
 			})},
 		{name: "server-side apply only: not knowable, not reported",
-			es: withES(func(e *model.ExternalSecret) {
-				e.Managers = []model.ManagedField{{Manager: "kubectl", Operation: "Apply", OwnsData: true}}
-			})},
+			es: mt.ES("ns", "es", mt.ESTarget("target"), mt.ESManagers(mt.ApplyWrite("kubectl", time.Time{})))},
 		{name: "owner over a Secret created earlier, not taken over yet",
-			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("a", "1")
-				s.CreationTimestamp = at(-time.Hour)
+				mt.Created(s, mt.T0.Add(-time.Hour))
 				return s
 			}()},
 			want: []string{UnsafeOwnerOverExisting}},
 		{name: "owner over a Secret created earlier that ESO has taken over: legitimate now, cleared",
-			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := esoOwned(target("a", "1")) // ESO took it over: the ownerReference is there now
-				s.CreationTimestamp = at(-time.Hour)
-				s.Managers = append(s.Managers, model.ManagedField{Manager: "kubectl-client-side-apply", Operation: "Update", OwnsData: true})
+				mt.Created(s, mt.T0.Add(-time.Hour))
+				s.Managers = append(s.Managers, mt.Write("kubectl-client-side-apply", time.Time{}))
 				return s
 			}()}},
 		{name: "creationPolicy None: ESO writes nothing, no adoption rule applies",
 			es: withES(func(e *model.ExternalSecret) {
-				e.CreationPolicy, e.DeletionPolicy, e.CreationTimestamp = "None", "Delete", at(0)
+				e.CreationPolicy, e.DeletionPolicy = "None", "Delete"
+				mt.Created(e, mt.T0)
 				e.DataFrom, e.DataFromFind = 1, 1
 				e.ExpectedKeys = []string{"A"}
 			}),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("A", "1", "B", "2")
-				s.CreationTimestamp = at(-time.Hour)
+				mt.Created(s, mt.T0.Add(-time.Hour))
 				return s
 			}()}},
 		{name: "owner over a Secret with another writer's data and no ownerReference",
-			es: migES("ns", "es", "target"),
+			es: mt.ES("ns", "es", mt.ESTarget("target")),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("a", "1")
-				s.Managers = []model.ManagedField{{Manager: "kubectl-client-side-apply", Operation: "Update", OwnsData: true}}
+				s.Managers = []model.ManagedField{mt.Write("kubectl-client-side-apply", time.Time{})}
 				return s
 			}()},
 			want: []string{UnsafeOwnerOverExisting}},
 		{name: "ESO-created target, created after the ES",
-			es: withES(func(e *model.ExternalSecret) { e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := esoOwned(target("a", "1"))
-				s.CreationTimestamp = at(time.Second)
+				mt.Created(s, mt.T0.Add(time.Second))
 				return s
 			}()}},
 		{name: "merge over someone else's Secret is the point of Merge",
-			es: withES(func(e *model.ExternalSecret) { e.CreationPolicy = "Merge"; e.CreationTimestamp = at(0) }),
+			es: withES(func(e *model.ExternalSecret) { e.CreationPolicy = "Merge"; mt.Created(e, mt.T0) }),
 			secrets: []*model.Secret{func() *model.Secret {
 				s := target("a", "1")
-				s.CreationTimestamp = at(-time.Hour)
+				mt.Created(s, mt.T0.Add(-time.Hour))
 				return s
 			}()}},
 		{name: "delete with merge",
@@ -116,13 +112,11 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 		{name: "dataFrom.find with every key named by a pod",
 			es:      withES(func(e *model.ExternalSecret) { e.DataFrom, e.DataFromFind = 1, 1 }),
 			secrets: []*model.Secret{esoOwned(target("A", "x", "B", "y"))},
-			pods: []*model.Pod{{ObjectMeta: migMeta("ns", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"},
-				Uses: []model.SecretUse{{Secret: "target", Key: "A", Via: model.ViaEnv}, {Secret: "target", Key: "B", Via: model.ViaEnv}}}}},
+			pods:    []*model.Pod{mt.Pod("ns", "p", mt.Env("target", "A"), mt.Env("target", "B"))}},
 		{name: "dataFrom.find read by envFrom plus one secretKeyRef: a lower bound, not a declared set",
 			es:      withES(func(e *model.ExternalSecret) { e.DataFrom, e.DataFromFind = 1, 1 }),
 			secrets: []*model.Secret{esoOwned(target("A", "x", "B", "y"))},
-			pods: []*model.Pod{{ObjectMeta: migMeta("ns", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"},
-				Uses: []model.SecretUse{{Secret: "target", Via: model.ViaEnvFrom}, {Secret: "target", Key: "A", Via: model.ViaEnv}}}}},
+			pods:    []*model.Pod{mt.Pod("ns", "p", mt.EnvFrom("target"), mt.Env("target", "A"))}},
 		{name: "data combined with dataFrom.find: the find's keys are expected by design",
 			es: withES(func(e *model.ExternalSecret) {
 				e.DataKeys = []string{"DB_URL"}
@@ -143,8 +137,7 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 		{name: "dataFrom.find with no declared key set is not judged (envFrom only)",
 			es:      withES(func(e *model.ExternalSecret) { e.DataFrom, e.DataFromFind = 1, 1 }),
 			secrets: []*model.Secret{esoOwned(target("A", "x", "B", "y"))},
-			pods: []*model.Pod{{ObjectMeta: migMeta("ns", "p"), Phase: "Running", Workload: model.Workload{Kind: "Pod", Name: "p"},
-				Uses: []model.SecretUse{{Secret: "target", Via: model.ViaEnvFrom}}}}},
+			pods:    []*model.Pod{mt.Pod("ns", "p", mt.EnvFrom("target"))}},
 		{name: "dataFrom.extract is not judged",
 			es: withES(func(e *model.ExternalSecret) {
 				e.DataFrom = 1
@@ -163,11 +156,11 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 				e.DataFromFind = 1
 			}),
 			secrets: []*model.Secret{target("zzz", "1")},
-			avail:   migAvail(model.ResExternalSecrets),
+			avail:   mt.Only(model.ResExternalSecrets),
 			want:    []string{UnsafeDeleteWithMerge}},
 		{name: "without ExternalSecrets nothing",
 			es:    withES(func(e *model.ExternalSecret) { e.CreationPolicy, e.DeletionPolicy = "Merge", "Delete" }),
-			avail: migAvail(model.ResSecrets)},
+			avail: mt.Only(model.ResSecrets)},
 		{name: "decode error: not judged",
 			es: withES(func(e *model.ExternalSecret) {
 				e.CreationPolicy, e.DeletionPolicy = "Merge", "Delete"
@@ -176,13 +169,13 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := migWorld{secrets: c.secrets, es: []*model.ExternalSecret{c.es}, pods: c.pods}
+			w := mt.NewStore(t, c.secrets, c.es, c.pods)
 			avail := c.avail
 			if avail == nil {
-				avail = migAvail()
+				avail = mt.All()
 			}
 			var got []string
-			w.store().Read(func(v model.View) {
+			w.Read(func(v model.View) {
 				for _, u := range UnsafeExternalSecrets(v, avail) {
 					if u.Namespace != "ns" || u.ExternalSecret != "es" {
 						t.Errorf("unexpected object %+v", u)
@@ -198,27 +191,26 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 }
 
 func TestDuplicateCredentials(t *testing.T) {
-	withType := func(s *model.Secret, typ string) *model.Secret { s.Type = typ; return s }
 	renamed := func(s *model.Secret, ns, name string) *model.Secret { s.Namespace, s.Name = ns, name; return s }
 	secrets := []*model.Secret{
-		migSecret("a", "db", "user", "u", "password", "p"),
-		migSecret("a", "db-check", "user", "u", "password", "p"),
-		migSecret("a", "db-old", "user", "u", "password", "p"),
-		migSecret("a", "db-other", "user", "u", "password", "q"), // one value differs
-		migSecret("a", "db-subset", "user", "u"),                 // subset of keys
-		migSecret("b", "db", "user", "u", "password", "p"),       // other namespace
-		migSecret("a", "empty1"), migSecret("a", "empty2"),       // empty: skipped
-		withType(migSecret("a", "tok1", "token", "t"), "kubernetes.io/service-account-token"),
-		withType(migSecret("a", "tok2", "token", "t"), "kubernetes.io/service-account-token"),
-		renamed(migSecret("", "", "k", "v"), "c", "seed"), // a declared compare pair: not reported
-		renamed(migSecret("", "", "k", "v"), "c", "seed-check"),
-		{ObjectMeta: migMeta("a", "nofp1"), Keys: model.NewKeySet(map[string]model.KeyInfo{"k": {Len: 1}})}, // unknown fingerprints
-		{ObjectMeta: migMeta("a", "nofp2"), Keys: model.NewKeySet(map[string]model.KeyInfo{"k": {Len: 1}})},
+		mt.SecretValues("a", "db", "user", "u", "password", "p"),
+		mt.SecretValues("a", "db-check", "user", "u", "password", "p"),
+		mt.SecretValues("a", "db-old", "user", "u", "password", "p"),
+		mt.SecretValues("a", "db-other", "user", "u", "password", "q"), // one value differs
+		mt.SecretValues("a", "db-subset", "user", "u"),                 // subset of keys
+		mt.SecretValues("b", "db", "user", "u", "password", "p"),       // other namespace
+		mt.SecretValues("a", "empty1"), mt.SecretValues("a", "empty2"), // empty: skipped
+		mt.WithType(mt.SecretValues("a", "tok1", "token", "t"), "kubernetes.io/service-account-token"),
+		mt.WithType(mt.SecretValues("a", "tok2", "token", "t"), "kubernetes.io/service-account-token"),
+		renamed(mt.SecretValues("", "", "k", "v"), "c", "seed"), // a declared compare pair: not reported
+		renamed(mt.SecretValues("", "", "k", "v"), "c", "seed-check"),
+		mt.Secret("a", "nofp1", "k"), // unknown fingerprints
+		mt.Secret("a", "nofp2", "k"),
 	}
-	migAnnotate(&secrets[10].ObjectMeta, model.AnnCompareWith, "seed-check")
-	w := migWorld{secrets: secrets}
+	mt.Annotate(secrets[10], model.AnnCompareWith, "seed-check")
+	w := mt.NewStore(t, secrets)
 	var got []Duplicate
-	w.store().Read(func(v model.View) { got = DuplicateCredentials(v, migAvail()) })
+	w.Read(func(v model.View) { got = DuplicateCredentials(v, mt.All()) })
 	want := []Duplicate{
 		{Namespace: "a", Secret: "db-check", DuplicateOf: "db"},
 		{Namespace: "a", Secret: "db-old", DuplicateOf: "db"},
@@ -226,7 +218,7 @@ func TestDuplicateCredentials(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
-	w.store().Read(func(v model.View) { got = DuplicateCredentials(v, migAvail(model.ResPods)) })
+	w.Read(func(v model.View) { got = DuplicateCredentials(v, mt.Only(model.ResPods)) })
 	if got != nil {
 		t.Fatalf("without Secrets: %+v", got)
 	}
@@ -234,26 +226,21 @@ func TestDuplicateCredentials(t *testing.T) {
 
 func TestLastAppliedDataSecrets(t *testing.T) {
 	la := func(s *model.Secret, kind string, kv ...string) *model.Secret {
-		s.LastApplied = &model.LastApplied{Kind: kind, DataFPs: model.FPList{}}
-		for i := 0; i+1 < len(kv); i += 2 {
-			s.LastApplied.DataKeys = append(s.LastApplied.DataKeys, kv[i])
-			s.LastApplied.DataFPs.Set(kv[i], migFP.Sum([]byte(kv[i+1])))
-		}
-		return s
+		return mt.WithLastApplied(s, mt.LastAppliedData(kind, kv...))
 	}
-	broken := migSecret("n", "broken", "k", "v")
+	broken := mt.SecretValues("n", "broken", "k", "v")
 	broken.LastApplied = &model.LastApplied{Kind: "Secret", DataKeys: []string{"k"}, Err: "last-applied: bad"}
-	w := migWorld{secrets: []*model.Secret{
-		la(migSecret("n", "same", "k", "v"), "Secret", "k", "v"),
-		la(migSecret("n", "rotated", "k", "new", "j", "same"), "Secret", "k", "old", "j", "same"),
-		la(migSecret("n", "removed", "j", "x"), "Secret", "k", "gone", "j", "x"),
-		la(migSecret("n", "nodata", "k", "v"), "Secret"),                    // metadata-only manifest
-		la(migSecret("n", "es-copy", "k", "v"), "ExternalSecret", "k", "v"), // ESO's copy of the ES manifest
-		migSecret("n", "none", "k", "v"),
+	w := mt.NewStore(t, []*model.Secret{
+		la(mt.SecretValues("n", "same", "k", "v"), "Secret", "k", "v"),
+		la(mt.SecretValues("n", "rotated", "k", "new", "j", "same"), "Secret", "k", "old", "j", "same"),
+		la(mt.SecretValues("n", "removed", "j", "x"), "Secret", "k", "gone", "j", "x"),
+		la(mt.SecretValues("n", "nodata", "k", "v"), "Secret"),                    // metadata-only manifest
+		la(mt.SecretValues("n", "es-copy", "k", "v"), "ExternalSecret", "k", "v"), // ESO's copy of the ES manifest
+		mt.SecretValues("n", "none", "k", "v"),
 		broken,
-	}}
+	})
 	var got []LastAppliedData
-	w.store().Read(func(v model.View) { got = LastAppliedDataSecrets(v, migAvail()) })
+	w.Read(func(v model.View) { got = LastAppliedDataSecrets(v, mt.All()) })
 	want := []LastAppliedData{
 		{Namespace: "n", Secret: "removed", Stale: true},
 		{Namespace: "n", Secret: "rotated", Stale: true},

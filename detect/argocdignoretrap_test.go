@@ -8,83 +8,66 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
-
-func gtApp(ns, name string, respect bool, ign ...model.IgnoreDifference) *model.ArgoApp {
-	return &model.ArgoApp{ObjectMeta: gtMeta(ns, name), IgnoreDifferences: ign, RespectIgnoreDifferences: respect, SyncStatus: "Synced"}
-}
-
-func gtIgnore(group, kind string, pointers, jq []string) model.IgnoreDifference {
-	return model.IgnoreDifference{Group: group, Kind: kind, JSONPointers: pointers, JQPathExpressions: jq}
-}
-
-// manages gives an Application the managed resources (status.resources) of the
-// given group/kind pairs.
-func manages(a *model.ArgoApp, gks ...string) *model.ArgoApp {
-	for i := 0; i+1 < len(gks); i += 2 {
-		a.Resources = append(a.Resources, model.ArgoResource{Group: gks[i], Kind: gks[i+1], Namespace: "shop", Name: "x"})
-	}
-	return a
-}
 
 func TestIgnoreListTraps(t *testing.T) {
 	const esG, esK = "external-secrets.io", "ExternalSecret"
 	const mwcG, mwcK = "admissionregistration.k8s.io", "MutatingWebhookConfiguration"
-	es := func(a *model.ArgoApp) *model.ArgoApp { return manages(a, esG, esK) }
-	hookOnly := es(gtApp("argocd", "hookonly", true, gtIgnore(esG, esK, []string{"/spec/data/0/remoteRef"}, nil)))
+	manageES := mt.AppManages(esG, esK)
+	hookOnly := mt.App("argocd", "hookonly", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK, []string{"/spec/data/0/remoteRef"}, nil)), manageES)
 	hookOnly.Resources[0].Hook = true
-	undecodable := es(gtApp("argocd", "undecodable", true, gtIgnore(esG, esK, []string{"/spec/data/0"}, nil)))
+	undecodable := mt.App("argocd", "undecodable", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK, []string{"/spec/data/0"}, nil)), manageES)
 	undecodable.DecodeErr = "decode: x"
-	mfm := gtIgnore(esG, esK, nil, nil)
+	mfm := mt.Ignore(esG, esK, nil, nil)
 	mfm.ManagedFieldsManagers = []string{"rotator"}
-	deployMFM := gtIgnore("apps", "Deployment", nil, nil)
+	deployMFM := mt.Ignore("apps", "Deployment", nil, nil)
 	deployMFM.ManagedFieldsManagers = []string{"kube-controller-manager"}
-	f := gtFixture{apps: []*model.ArgoApp{
+	s := mt.NewStore(t, []*model.ArgoApp{
 		// RespectIgnoreDifferences on an ExternalSecret (JSON merge patch).
-		es(gtApp("argocd", "trap", true, gtIgnore(esG, esK,
+		mt.App("argocd", "trap", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK,
 			[]string{"/spec/data/0/remoteRef", "/spec/data/0/remoteRef", "/spec/refreshInterval", "/spec/data/3/remoteRef/key"},
 			[]string{".spec.data[].remoteRef.conversionStrategy", ".spec.data[]?.remoteRef.version",
-				`.spec.data[] | select(.secretKey == "x")`, ".metadata.labels.team"}), mfm)),
-		es(gtApp("argocd", "whole", true, gtIgnore(esG, esK, []string{"/spec/data", "/spec"}, nil))),
+				`.spec.data[] | select(.secretKey == "x")`, ".metadata.labels.team"}), mfm), manageES),
+		mt.App("argocd", "whole", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK, []string{"/spec/data", "/spec"}, nil)), manageES),
 		// Without it, only paths hiding whole elements matter.
-		es(gtApp("argocd", "norespect", false, gtIgnore(esG, esK, []string{"/spec/data/0/remoteRef", "/spec/data"},
-			[]string{".spec.data[]", ".spec.data[].remoteRef.conversionStrategy", ".spec.dataFrom[1:]"}))),
+		mt.App("argocd", "norespect", mt.AppIgnore(mt.Ignore(esG, esK, []string{"/spec/data/0/remoteRef", "/spec/data"},
+			[]string{".spec.data[]", ".spec.data[].remoteRef.conversionStrategy", ".spec.dataFrom[1:]"})), manageES),
 		// Built-in kinds: strategic merge patch.
-		manages(gtApp("argocd", "webhook", true, gtIgnore(mwcG, mwcK, nil,
-			[]string{".webhooks[]?.clientConfig.caBundle", ".webhooks[].rules[].operations"})), mwcG, mwcK),
-		manages(gtApp("argocd", "deploy", true, gtIgnore("apps", "Deployment",
+		mt.App("argocd", "webhook", mt.AppRespect(), mt.AppIgnore(mt.Ignore(mwcG, mwcK, nil,
+			[]string{".webhooks[]?.clientConfig.caBundle", ".webhooks[].rules[].operations"})), mt.AppManages(mwcG, mwcK)),
+		mt.App("argocd", "deploy", mt.AppRespect(), mt.AppIgnore(mt.Ignore("apps", "Deployment",
 			[]string{"/spec/template/spec/containers/0/args/0"},
-			[]string{`.spec.template.spec.containers[] | select(.name == "app") | .image`}), deployMFM), "apps", "Deployment"),
-		manages(gtApp("argocd", "cm", true, gtIgnore("", "ConfigMap", []string{"/metadata/annotations/foo", "/data/0"}, nil)), "", "ConfigMap"),
+			[]string{`.spec.template.spec.containers[] | select(.name == "app") | .image`}), deployMFM), mt.AppManages("apps", "Deployment")),
+		mt.App("argocd", "cm", mt.AppRespect(), mt.AppIgnore(mt.Ignore("", "ConfigMap", []string{"/metadata/annotations/foo", "/data/0"}, nil)), mt.AppManages("", "ConfigMap")),
 		// A glob kind is judged against the kinds it matches; a filter that could
 		// compare a value is not exported.
-		manages(gtApp("argocd", "glob", true, gtIgnore("*", "*", nil, []string{`.spec.data[] | select(.secretKey == "c2VjcmV0")`})),
-			esG, esK, "", "Secret"),
+		mt.App("argocd", "glob", mt.AppRespect(), mt.AppIgnore(mt.Ignore("*", "*", nil, []string{`.spec.data[] | select(.secretKey == "c2VjcmV0")`})), mt.AppManages(esG, esK, "", "Secret")),
 		// An optional field seen biting: the sync to the compared revision
 		// succeeded, the Application and the ExternalSecret stay OutOfSync.
 		func() *model.ArgoApp {
-			a := es(gtApp("argocd", "bitten", true, gtIgnore(esG, esK, nil, []string{".spec.data[].remoteRef.version"})))
+			a := mt.App("argocd", "bitten", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK, nil, []string{".spec.data[].remoteRef.version"})), manageES)
 			a.SyncStatus, a.OperationPhase, a.SyncRevision, a.OperationRevision = "OutOfSync", "Succeeded", "r2", "r2"
 			a.Resources[0].Status = "OutOfSync"
 			return a
 		}(),
 		// ... but not while the Application is behind (the sync has not run).
 		func() *model.ArgoApp {
-			a := es(gtApp("argocd", "behind", true, gtIgnore(esG, esK, nil, []string{".spec.data[].remoteRef.version"})))
+			a := mt.App("argocd", "behind", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK, nil, []string{".spec.data[].remoteRef.version"})), manageES)
 			a.SyncStatus, a.OperationPhase, a.SyncRevision, a.OperationRevision = "OutOfSync", "Succeeded", "r3", "r2"
 			a.Resources[0].Status = "OutOfSync"
 			return a
 		}(),
 		// Nothing managed that the entry matches: no finding.
-		gtApp("argocd", "unmanaged", true, gtIgnore(esG, esK, []string{"/spec/data/0/remoteRef"}, nil)),
-		manages(gtApp("argocd", "othername", true, model.IgnoreDifference{Group: esG, Kind: esK, Name: "other",
-			JSONPointers: []string{"/spec/data/0/remoteRef"}}), esG, esK),
+		mt.App("argocd", "unmanaged", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK, []string{"/spec/data/0/remoteRef"}, nil))),
+		mt.App("argocd", "othername", mt.AppRespect(), mt.AppIgnore(model.IgnoreDifference{Group: esG, Kind: esK, Name: "other",
+			JSONPointers: []string{"/spec/data/0/remoteRef"}}), mt.AppManages(esG, esK)),
 		hookOnly,
-		es(gtApp("argocd", "malformed", true, gtIgnore(esG, esK, []string{"spec/data/0"}, []string{".spec.data["}))),
+		mt.App("argocd", "malformed", mt.AppRespect(), mt.AppIgnore(mt.Ignore(esG, esK, []string{"spec/data/0"}, []string{".spec.data["})), manageES),
 		undecodable,
-	}}
+	})
 	var got []Trap
-	f.store().Read(func(v model.View) { got = IgnoreListTraps(v, gtAll()) })
+	s.Read(func(v model.View) { got = IgnoreListTraps(v, mt.All()) })
 	want := []Trap{
 		{"argocd", "behind", esG, esK, ".spec.data[].remoteRef.version", true, EffectRebuildsListIfPresent},
 		{"argocd", "bitten", esG, esK, ".spec.data[].remoteRef.version", true, EffectRebuildsList},
@@ -119,19 +102,17 @@ func TestIgnoreListTraps(t *testing.T) {
 			t.Fatalf("a trap from an unparsable path: %+v", tr)
 		}
 	}
-	f.store().Read(func(v model.View) {
-		a := gtAll()
-		a[model.ResApplications] = false
-		if IgnoreListTraps(v, a) != nil {
+	s.Read(func(v model.View) {
+		if IgnoreListTraps(v, mt.AllBut(model.ResApplications)) != nil {
 			t.Fatal("silent without the Applications cache")
 		}
 	})
 }
 
 func TestNotConvergingApps(t *testing.T) {
-	now := t0gt
+	now := mt.T0
 	app := func(name, sync, phase string, finished time.Time, automated bool, rev, opRev string) *model.ArgoApp {
-		a := gtApp("argocd", name, false)
+		a := mt.App("argocd", name)
 		a.SyncStatus, a.OperationPhase, a.OperationFinishedAt = sync, phase, finished
 		a.Automated, a.SyncRevision, a.OperationRevision = automated, rev, opRev
 		return a
@@ -142,7 +123,7 @@ func TestNotConvergingApps(t *testing.T) {
 		return a
 	}
 	long := now.Add(-20 * time.Minute)
-	f := gtFixture{apps: []*model.ArgoApp{
+	s := mt.NewStore(t, []*model.ArgoApp{
 		app("stuck", "OutOfSync", "Succeeded", long, true, "r2", "r2"),
 		app("manual-synced", "OutOfSync", "Succeeded", long, false, "r2", "r2"),
 		// Behind a newer commit: a manual app waits for a sync, an automated one
@@ -158,9 +139,9 @@ func TestNotConvergingApps(t *testing.T) {
 		app("failed", "OutOfSync", "Failed", now.Add(-time.Hour), true, "r2", "r2"),
 		app("running", "OutOfSync", "Running", time.Time{}, true, "r2", "r2"),
 		app("never", "OutOfSync", "", time.Time{}, false, "r2", ""),
-	}}
+	})
 	var got []NotConverging
-	f.store().Read(func(v model.View) { got = NotConvergingApps(v, gtAll(), now, 10*time.Minute) })
+	s.Read(func(v model.View) { got = NotConvergingApps(v, mt.All(), now, 10*time.Minute) })
 	want := []NotConverging{
 		{"argocd", "manual-synced", 1200, false},
 		{"argocd", "multi-stuck", 3600, true},
@@ -173,7 +154,7 @@ func TestNotConvergingApps(t *testing.T) {
 
 func TestArgoExpectations(t *testing.T) {
 	app := model.Ref{Namespace: "argocd", Name: "shop"}
-	f := gtFixture{desired: map[model.Ref][]model.DesiredObject{app: {
+	s := mt.NewStore(t, mt.Desired{App: app, Objects: []model.DesiredObject{
 		{Kind: "Secret", Namespace: "shop", Name: "db", DataKeys: []string{"password", "user"}},
 		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", Target: "api-creds",
 			SpecDataKeys: []string{"KEY", ""}, HasSpecData: true},
@@ -181,9 +162,9 @@ func TestArgoExpectations(t *testing.T) {
 			SpecDataKeys: []string{"raw"}, HasTemplate: true, TemplateKeys: []string{"DSN"}},
 		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "bulk"},
 		{Kind: "ConfigMap", Namespace: "shop", Name: "ignored"},
-	}}}
+	}})
 	var got []Expectation
-	f.store().Read(func(v model.View) { got = ArgoExpectations(v) })
+	s.Read(func(v model.View) { got = ArgoExpectations(v) })
 	c := []Consumer{{Kind: "Application", Name: "shop"}}
 	want := []Expectation{
 		{Namespace: "shop", Secret: "api-creds", Key: "KEY", Source: SourceArgoCD, Consumers: c},

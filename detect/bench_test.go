@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // Benchmark scale: 10k Secrets with ~5 keys each in 100 namespaces, 20k pods in
@@ -43,7 +44,7 @@ func buildBenchWorld(tb testing.TB) *benchWorld {
 	}
 	for i := 0; i < benchSecrets; i++ {
 		ns, name := benchSecretRef(i)
-		w.store.UpsertSecret(secret(ns, name, keys...), fxT0)
+		w.store.UpsertSecret(mt.Secret(ns, name, keys...), mt.T0)
 		w.secrets++
 	}
 	for d := 0; d < benchDeploys; d++ {
@@ -56,9 +57,9 @@ func buildBenchWorld(tb testing.TB) *benchWorld {
 			key2 = "MISSING_KEY"
 			w.wantMissingPod++
 		}
-		uses := []model.SecretUse{useEnv(envSecret, key1), useEnv(envSecret, key2), envFrom(fromSecret)}
+		uses := []model.SecretUse{mt.Env(envSecret, key1), mt.Env(envSecret, key2), mt.EnvFrom(fromSecret)}
 		for r := 0; r < benchReplicas; r++ {
-			p := deployPod(ns, fmt.Sprintf("deploy-%05d", d), r, uses...)
+			p := mt.DeployPod(ns, fmt.Sprintf("deploy-%05d", d), r, uses...)
 			w.store.UpsertPod(p)
 			w.pods++
 		}
@@ -70,11 +71,11 @@ func buildBenchWorld(tb testing.TB) *benchWorld {
 			dk = append(append([]string(nil), keys...), "ES_ONLY_KEY")
 			w.wantMissingES++
 		}
-		w.store.UpsertExternalSecret(es(ns, name+"-es", esTarget(name), esData(dk...),
-			esRefreshed(fxT0.Add(-time.Duration(i%7200)*time.Second), time.Hour, true)))
+		w.store.UpsertExternalSecret(mt.ES(ns, name+"-es", mt.ESTarget(name), mt.ESData(dk...),
+			mt.ESRefreshed(mt.T0.Add(-time.Duration(i%7200)*time.Second), time.Hour, true)))
 		w.extsec++
 	}
-	w.store.UpsertStore(secretStore("SecretStore", "", "vault", "True", "Valid"))
+	w.store.UpsertStore(mt.SecretStore("", "vault"))
 	if w.pods != benchDeploys*benchReplicas || w.secrets != benchSecrets || w.extsec != benchSecrets/2 {
 		tb.Fatalf("bench world: %d pods, %d secrets, %d externalsecrets", w.pods, w.secrets, w.extsec)
 	}
@@ -84,7 +85,7 @@ func buildBenchWorld(tb testing.TB) *benchWorld {
 // Checks the world is what the benchmark claims before timing it.
 func (w *benchWorld) check(tb testing.TB) {
 	tb.Helper()
-	res := readView(w.store, func(v model.View) MissingKeysResult { return MissingKeys(v, availAll()) })
+	res := mt.Read(w.store, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
 	var pod, ext int
 	for _, m := range res.Missing {
 		switch m.Source {
@@ -117,7 +118,7 @@ var benchSink any
 func BenchmarkExpectationJoin(b *testing.B) {
 	w := buildBenchWorld(b)
 	w.check(b)
-	avail := availAll()
+	avail := mt.All()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -128,7 +129,7 @@ func BenchmarkExpectationJoin(b *testing.B) {
 // BenchmarkExpectations isolates the expectation gathering (no Secret lookups).
 func BenchmarkExpectations(b *testing.B) {
 	w := buildBenchWorld(b)
-	avail := availAll()
+	avail := mt.All()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -139,8 +140,8 @@ func BenchmarkExpectations(b *testing.B) {
 // BenchmarkAllDetectors runs every detector of this package once, as one scrape does.
 func BenchmarkAllDetectors(b *testing.B) {
 	w := buildBenchWorld(b)
-	avail := availAll()
-	now := fxT0.Add(time.Hour)
+	avail := mt.All()
+	now := mt.T0.Add(time.Hour)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func wantExp(ns, sec, key string, src Source, optional bool, c ...Consumer) Expectation {
@@ -16,7 +17,7 @@ func TestExpectations(t *testing.T) {
 	replicas := func(n int, uses ...model.SecretUse) []*model.Pod {
 		var ps []*model.Pod
 		for i := 0; i < n; i++ {
-			ps = append(ps, deployPod(ns, "web", i, uses...))
+			ps = append(ps, mt.DeployPod(ns, "web", i, uses...))
 		}
 		return ps
 	}
@@ -28,7 +29,7 @@ func TestExpectations(t *testing.T) {
 	}{
 		{
 			name: "env secretKeyRef, optional and not",
-			objs: []any{pod(ns, "p", useEnv("db", "USER"), optEnv("db", "PASS"))},
+			objs: []any{mt.Pod(ns, "p", mt.Env("db", "USER"), mt.OptEnv("db", "PASS"))},
 			want: []Expectation{
 				wantExp(ns, "db", "PASS", SourcePod, true, barePod("p")),
 				wantExp(ns, "db", "USER", SourcePod, false, barePod("p")),
@@ -36,12 +37,12 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "envFrom non-optional expects existence, optional expects nothing",
-			objs: []any{pod(ns, "p", envFrom("cfg"), optEnvFrom("extra"))},
+			objs: []any{mt.Pod(ns, "p", mt.EnvFrom("cfg"), mt.OptEnvFrom("extra"))},
 			want: []Expectation{wantExp(ns, "cfg", "", SourcePod, false, barePod("p"))},
 		},
 		{
 			name: "secret volume items and projected sources",
-			objs: []any{pod(ns, "p", volItem("tls", "tls.crt"), volItem("tls", "tls.key"), projItem("bundle", "ca.crt"),
+			objs: []any{mt.Pod(ns, "p", mt.VolItem("tls", "tls.crt"), mt.VolItem("tls", "tls.key"), mt.ProjItem("bundle", "ca.crt"),
 				model.SecretUse{Secret: "whole", Via: model.ViaVolume, Container: "app"})},
 			want: []Expectation{
 				wantExp(ns, "bundle", "ca.crt", SourcePod, false, barePod("p")),
@@ -52,14 +53,14 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "optional volume without items expects nothing, with items keeps Optional",
-			objs: []any{pod(ns, "p",
+			objs: []any{mt.Pod(ns, "p",
 				model.SecretUse{Secret: "maybe", Via: model.ViaVolume, Optional: true},
 				model.SecretUse{Secret: "maybe2", Key: "K", Via: model.ViaProjected, Optional: true})},
 			want: []Expectation{wantExp(ns, "maybe2", "K", SourcePod, true, barePod("p"))},
 		},
 		{
 			name: "init and ephemeral container uses",
-			objs: []any{pod(ns, "p", inContainer(useEnv("migr", "DSN"), "init-db"), inContainer(envFrom("debug"), "debugger-x1"))},
+			objs: []any{mt.Pod(ns, "p", mt.InContainer(mt.Env("migr", "DSN"), "init-db"), mt.InContainer(mt.EnvFrom("debug"), "debugger-x1"))},
 			want: []Expectation{
 				wantExp(ns, "debug", "", SourcePod, false, barePod("p")),
 				wantExp(ns, "migr", "DSN", SourcePod, false, barePod("p")),
@@ -67,31 +68,31 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "a pod counts once per expectation even when several containers use the key",
-			objs: []any{pod(ns, "p", useEnv("db", "USER"), inContainer(useEnv("db", "USER"), "sidecar"), volItem("db", "USER"))},
+			objs: []any{mt.Pod(ns, "p", mt.Env("db", "USER"), mt.InContainer(mt.Env("db", "USER"), "sidecar"), mt.VolItem("db", "USER"))},
 			want: []Expectation{wantExp(ns, "db", "USER", SourcePod, false, barePod("p"))},
 		},
 		{
 			name: "optional in one pod, required in another: required wins",
-			objs: []any{pod(ns, "a", optEnv("db", "K")), pod(ns, "b", useEnv("db", "K"))},
+			objs: []any{mt.Pod(ns, "a", mt.OptEnv("db", "K")), mt.Pod(ns, "b", mt.Env("db", "K"))},
 			want: []Expectation{wantExp(ns, "db", "K", SourcePod, false, barePod("a"), barePod("b"))},
 		},
 		{
 			name: "optional and required use of one key in the same pod: required wins",
-			objs: []any{pod(ns, "p", inContainer(optEnv("db", "K"), "init"), useEnv("db", "K"))},
+			objs: []any{mt.Pod(ns, "p", mt.InContainer(mt.OptEnv("db", "K"), "init"), mt.Env("db", "K"))},
 			want: []Expectation{wantExp(ns, "db", "K", SourcePod, false, barePod("p"))},
 		},
 		{
 			name: "Succeeded and Failed pods are ignored, Pending counts",
 			objs: []any{
-				withPhase(pod(ns, "done", useEnv("db", "A")), "Succeeded"),
-				withPhase(pod(ns, "dead", useEnv("db", "B")), "Failed"),
-				withPhase(pod(ns, "wait", useEnv("db", "C")), "Pending"),
+				mt.WithPhase(mt.Pod(ns, "done", mt.Env("db", "A")), "Succeeded"),
+				mt.WithPhase(mt.Pod(ns, "dead", mt.Env("db", "B")), "Failed"),
+				mt.WithPhase(mt.Pod(ns, "wait", mt.Env("db", "C")), "Pending"),
 			},
 			want: []Expectation{wantExp(ns, "db", "C", SourcePod, false, barePod("wait"))},
 		},
 		{
 			name: "30 replicas of a Deployment are one consumer with Pods 30",
-			objs: []any{replicas(30, useEnv("db", "PASS"), envFrom("cfg"))},
+			objs: []any{replicas(30, mt.Env("db", "PASS"), mt.EnvFrom("cfg"))},
 			want: []Expectation{
 				wantExp(ns, "cfg", "", SourcePod, false, byDeploy("web", 30)),
 				wantExp(ns, "db", "PASS", SourcePod, false, byDeploy("web", 30)),
@@ -99,7 +100,7 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "same Secret name in two namespaces stays apart",
-			objs: []any{pod("a", "p", useEnv("db", "K")), pod("b", "p", useEnv("db", "K"))},
+			objs: []any{mt.Pod("a", "p", mt.Env("db", "K")), mt.Pod("b", "p", mt.Env("db", "K"))},
 			want: []Expectation{
 				wantExp("a", "db", "K", SourcePod, false, barePod("p")),
 				wantExp("b", "db", "K", SourcePod, false, barePod("p")),
@@ -107,7 +108,7 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "ExternalSecret spec.data keys in its target (defaulted and explicit)",
-			objs: []any{es(ns, "db", esData("USER", "PASS")), es(ns, "api", esTarget("api-creds"), esData("TOKEN"))},
+			objs: []any{mt.ES(ns, "db", mt.ESData("USER", "PASS")), mt.ES(ns, "api", mt.ESTarget("api-creds"), mt.ESData("TOKEN"))},
 			want: []Expectation{
 				wantExp(ns, "api-creds", "TOKEN", SourceExternalSecret, false, byES("api")),
 				wantExp(ns, "db", "PASS", SourceExternalSecret, false, byES("db")),
@@ -116,17 +117,17 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "template.data with default mergePolicy: only template keys",
-			objs: []any{es(ns, "db", esData("user", "pass"), esTemplate("", "DSN"))},
+			objs: []any{mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("", "DSN"))},
 			want: []Expectation{wantExp(ns, "db", "DSN", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name: "template.data with mergePolicy Replace: only template keys",
-			objs: []any{es(ns, "db", esData("user", "pass"), esTemplate("Replace", "DSN"))},
+			objs: []any{mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("Replace", "DSN"))},
 			want: []Expectation{wantExp(ns, "db", "DSN", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name: "template.data with mergePolicy Merge: data and template keys",
-			objs: []any{es(ns, "db", esData("user", "pass"), esTemplate("Merge", "DSN"))},
+			objs: []any{mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("Merge", "DSN"))},
 			want: []Expectation{
 				wantExp(ns, "db", "DSN", SourceExternalSecret, false, byES("db")),
 				wantExp(ns, "db", "pass", SourceExternalSecret, false, byES("db")),
@@ -135,27 +136,27 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "template without data keys keeps spec.data keys",
-			objs: []any{es(ns, "db", esData("user"), esTemplate(""))},
+			objs: []any{mt.ES(ns, "db", mt.ESData("user"), mt.ESTemplate(""))},
 			want: []Expectation{wantExp(ns, "db", "user", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name: "dataFrom only: the Secret must exist, no keys",
-			objs: []any{es(ns, "bulk", esDataFrom(1, 1))},
+			objs: []any{mt.ES(ns, "bulk", mt.ESDataFrom(1, 1))},
 			want: []Expectation{wantExp(ns, "bulk", "", SourceExternalSecret, false, byES("bulk"))},
 		},
 		{
 			name: "ExternalSecret without a Ready condition yet, or undecodable: nothing",
-			objs: []any{es(ns, "new", esData("A"), esReady("", ""), esAnnotated("B")), es(ns, "bad", esData("A"), esDecodeErr("decode: x"))},
+			objs: []any{mt.ES(ns, "new", mt.ESData("A"), mt.ESReady("", ""), mt.ESExpectKeys("B")), mt.ES(ns, "bad", mt.ESData("A"), mt.ESDecodeErr("decode: x"))},
 			want: nil,
 		},
 		{
 			name: "Ready=False still states its keys",
-			objs: []any{es(ns, "db", esData("A"), esReady("False", "SecretSyncedError"))},
+			objs: []any{mt.ES(ns, "db", mt.ESData("A"), mt.ESReady("False", "SecretSyncedError"))},
 			want: []Expectation{wantExp(ns, "db", "A", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name: "v1beta1 ExternalSecret behaves like v1",
-			objs: []any{es(ns, "old", esAPIVersion("external-secrets.io/v1beta1"), esData("A"), esTemplate("Merge", "B"))},
+			objs: []any{mt.ES(ns, "old", mt.ESAPIVersion("external-secrets.io/v1beta1"), mt.ESData("A"), mt.ESTemplate("Merge", "B"))},
 			want: []Expectation{
 				wantExp(ns, "old", "A", SourceExternalSecret, false, byES("old")),
 				wantExp(ns, "old", "B", SourceExternalSecret, false, byES("old")),
@@ -163,7 +164,7 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "two ExternalSecrets writing one Secret (Merge)",
-			objs: []any{es(ns, "a", esTarget("shared"), esData("K")), es(ns, "b", esTarget("shared"), esCreation("Merge"), esData("K", "L"))},
+			objs: []any{mt.ES(ns, "a", mt.ESTarget("shared"), mt.ESData("K")), mt.ES(ns, "b", mt.ESTarget("shared"), mt.ESCreation("Merge"), mt.ESData("K", "L"))},
 			want: []Expectation{
 				wantExp(ns, "shared", "K", SourceExternalSecret, false, byES("a"), byES("b")),
 				wantExp(ns, "shared", "L", SourceExternalSecret, false, byES("b")),
@@ -172,8 +173,8 @@ func TestExpectations(t *testing.T) {
 		{
 			name: "annotation on a Secret and on an ExternalSecret (for its target)",
 			objs: []any{
-				annotated(secret(ns, "plain", "A"), "A", "B"),
-				es(ns, "ext", esTarget("ext-target"), esData("X"), esAnnotated("X", "Y")),
+				mt.ExpectKeys(mt.Secret(ns, "plain", "A"), "A", "B"),
+				mt.ES(ns, "ext", mt.ESTarget("ext-target"), mt.ESData("X"), mt.ESExpectKeys("X", "Y")),
 			},
 			want: []Expectation{
 				wantExp(ns, "ext-target", "X", SourceAnnotation, false, byES("ext")),
@@ -185,10 +186,10 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name: "Helm: rendered Secret (data+stringData keys) and ExternalSecret target",
-			objs: []any{release(ns, "shop", 3, "deployed",
-				helmSecret(ns, "shop-env", "FROM_DATA", "FROM_STRINGDATA"),
-				helmES("", "shop-es", "shop-runtime", "API_KEY"),
-				helmES("other", "legacy", "legacy"))},
+			objs: []any{mt.HelmRelease(ns, "shop", 3, "deployed",
+				mt.HelmSecret(ns, "shop-env", "FROM_DATA", "FROM_STRINGDATA"),
+				mt.HelmES("", "shop-es", "shop-runtime", "API_KEY"),
+				mt.HelmES("other", "legacy", "legacy"))},
 			want: []Expectation{
 				wantExp(ns, "shop-env", "FROM_DATA", SourceHelm, false, byRelease("shop")),
 				wantExp(ns, "shop-env", "FROM_STRINGDATA", SourceHelm, false, byRelease("shop")),
@@ -199,12 +200,12 @@ func TestExpectations(t *testing.T) {
 		{
 			name: "Helm: only the highest deployed revision counts",
 			objs: []any{
-				release(ns, "shop", 1, "superseded", helmSecret(ns, "s", "V1")),
-				release(ns, "shop", 2, "deployed", helmSecret(ns, "s", "V2")),
-				release(ns, "shop", 3, "deployed", helmSecret(ns, "s", "V3")),
-				release(ns, "shop", 4, "failed", helmSecret(ns, "s", "V4")),
-				release(ns, "shop", 5, "pending-upgrade", helmSecret(ns, "s", "V5")),
-				release("other", "shop", 1, "deployed", helmSecret("other", "s", "O1")),
+				mt.HelmRelease(ns, "shop", 1, "superseded", mt.HelmSecret(ns, "s", "V1")),
+				mt.HelmRelease(ns, "shop", 2, "deployed", mt.HelmSecret(ns, "s", "V2")),
+				mt.HelmRelease(ns, "shop", 3, "deployed", mt.HelmSecret(ns, "s", "V3")),
+				mt.HelmRelease(ns, "shop", 4, "failed", mt.HelmSecret(ns, "s", "V4")),
+				mt.HelmRelease(ns, "shop", 5, "pending-upgrade", mt.HelmSecret(ns, "s", "V5")),
+				mt.HelmRelease("other", "shop", 1, "deployed", mt.HelmSecret("other", "s", "O1")),
 			},
 			want: []Expectation{
 				wantExp(ns, "s", "V3", SourceHelm, false, byRelease("shop")),
@@ -214,7 +215,7 @@ func TestExpectations(t *testing.T) {
 		{
 			name: "Helm: a corrupt payload contributes nothing",
 			objs: []any{func() *model.HelmRelease {
-				h := release(ns, "broken", 2, "deployed")
+				h := mt.HelmRelease(ns, "broken", 2, "deployed")
 				h.DecodeErr = "release: gzip: invalid header"
 				return h
 			}()},
@@ -222,14 +223,14 @@ func TestExpectations(t *testing.T) {
 		},
 		{
 			name:  "pods unavailable: pod source dropped, others remain",
-			objs:  []any{pod(ns, "p", useEnv("db", "K")), es(ns, "db", esData("A"))},
-			avail: allBut(model.ResPods),
+			objs:  []any{mt.Pod(ns, "p", mt.Env("db", "K")), mt.ES(ns, "db", mt.ESData("A"))},
+			avail: mt.AllBut(model.ResPods),
 			want:  []Expectation{wantExp(ns, "db", "A", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name:  "ExternalSecrets and Helm unavailable: their sources dropped",
-			objs:  []any{pod(ns, "p", useEnv("db", "K")), es(ns, "db", esData("A")), release(ns, "r", 1, "deployed", helmSecret(ns, "db", "H"))},
-			avail: allBut(model.ResExternalSecrets, model.ResHelmReleases),
+			objs:  []any{mt.Pod(ns, "p", mt.Env("db", "K")), mt.ES(ns, "db", mt.ESData("A")), mt.HelmRelease(ns, "r", 1, "deployed", mt.HelmSecret(ns, "db", "H"))},
+			avail: mt.AllBut(model.ResExternalSecrets, model.ResHelmReleases),
 			want:  []Expectation{wantExp(ns, "db", "K", SourcePod, false, barePod("p"))},
 		},
 	}
@@ -237,10 +238,10 @@ func TestExpectations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			avail := tc.avail
 			if avail == nil {
-				avail = availAll()
+				avail = mt.All()
 			}
-			s := newStore(t, tc.objs...)
-			got := readView(s, func(v model.View) []Expectation { return Expectations(v, avail) })
+			s := mt.NewStore(t, tc.objs...)
+			got := mt.Read(s, func(v model.View) []Expectation { return Expectations(v, avail) })
 			checkSlice(t, "Expectations", got, tc.want)
 		})
 	}
@@ -252,12 +253,12 @@ func TestESExpectedKeys(t *testing.T) {
 		e    *model.ExternalSecret
 		want []string
 	}{
-		{"data only", es("n", "e", esData("B", "A")), []string{"A", "B"}},
-		{"template default policy", es("n", "e", esData("a"), esTemplate("", "X", "Y")), []string{"X", "Y"}},
-		{"template Merge", es("n", "e", esData("a"), esTemplate("Merge", "X")), []string{"X", "a"}},
-		{"template Merge overlapping", es("n", "e", esData("X", "a"), esTemplate("Merge", "X")), []string{"X", "a"}},
-		{"template without data", es("n", "e", esData("a"), esTemplate("")), []string{"a"}},
-		{"dataFrom only", es("n", "e", esDataFrom(2, 0)), nil},
+		{"data only", mt.ES("n", "e", mt.ESData("B", "A")), []string{"A", "B"}},
+		{"template default policy", mt.ES("n", "e", mt.ESData("a"), mt.ESTemplate("", "X", "Y")), []string{"X", "Y"}},
+		{"template Merge", mt.ES("n", "e", mt.ESData("a"), mt.ESTemplate("Merge", "X")), []string{"X", "a"}},
+		{"template Merge overlapping", mt.ES("n", "e", mt.ESData("X", "a"), mt.ESTemplate("Merge", "X")), []string{"X", "a"}},
+		{"template without data", mt.ES("n", "e", mt.ESData("a"), mt.ESTemplate("")), []string{"a"}},
+		{"dataFrom only", mt.ES("n", "e", mt.ESDataFrom(2, 0)), nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,7 +269,7 @@ func TestESExpectedKeys(t *testing.T) {
 		})
 	}
 	// The result must not alias the record (records are shared and immutable).
-	e := es("n", "e", esTemplate("", "X", "Y"))
+	e := mt.ES("n", "e", mt.ESTemplate("", "X", "Y"))
 	got := ESExpectedKeys(e)
 	got[0] = "mutated"
 	if !reflect.DeepEqual(e.TemplateKeys, []string{"X", "Y"}) {
@@ -279,7 +280,7 @@ func TestESExpectedKeys(t *testing.T) {
 func TestPodActive(t *testing.T) {
 	for phase, want := range map[string]bool{"Running": true, "Pending": true, "Unknown": true, "": true,
 		"Succeeded": false, "Failed": false} {
-		if got := PodActive(withPhase(pod("n", "p"), phase)); got != want {
+		if got := PodActive(mt.WithPhase(mt.Pod("n", "p"), phase)); got != want {
 			t.Errorf("PodActive(phase %q) = %v, want %v", phase, got, want)
 		}
 	}

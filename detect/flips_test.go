@@ -5,46 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
-// Fixtures of the flips and stale-pods tests (prefixed fl/sp so they never clash
-// with other detectors' fixtures).
-
-var flT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-
-func flAvail(rs ...model.Resource) model.Availability {
-	a := model.Availability{}
-	for _, r := range rs {
-		a[r] = true
-	}
-	return a
-}
-
-// flSecret builds a Secret record whose keys map key → value label; each label
-// becomes a distinct fingerprint.
-func flSecret(ns, name, uid string, keys map[string]string, mf ...model.ManagedField) *model.Secret {
-	s := &model.Secret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)},
-		Type: "Opaque", Keys: model.KeySet{}, Managers: mf}
-	for k, v := range keys {
-		var fp model.Fingerprint
-		copy(fp[:], v)
-		s.Keys.Set(k, model.KeyInfo{Len: len(v), FP: fp, TrimFP: fp})
-	}
-	return s
-}
-
-func flWrite(manager string, at time.Time) model.ManagedField {
-	return model.ManagedField{Manager: manager, Operation: "Update", Time: at, OwnsData: true}
-}
-
-func flMeta(manager string, at time.Time) model.ManagedField {
-	return model.ManagedField{Manager: manager, Operation: "Update", Time: at}
-}
-
-// flUpdate is one informer event: a Secret record seen at an offset from flT0.
+// flUpdate is one informer event: a Secret record seen at an offset from mt.T0.
 type flUpdate struct {
 	at  time.Duration
 	sec *model.Secret
@@ -56,7 +21,7 @@ func TestFlapping(t *testing.T) {
 		kcsa = "kubectl-client-side-apply"
 	)
 	v := func(val, writer string, at time.Duration) *model.Secret {
-		return flSecret("shop", "session-key", "u1", map[string]string{"KEY": val}, flWrite(writer, flT0.Add(at)))
+		return mt.WithManagers(mt.SecretValues("shop", "session-key", "KEY", val), mt.Write(writer, mt.T0.Add(at)))
 	}
 	tests := []struct {
 		name      string
@@ -93,37 +58,37 @@ func TestFlapping(t *testing.T) {
 				{0, v("A", eso, 0)},
 				{time.Minute, func() *model.Secret {
 					s := v("A", eso, 0)
-					s.Labels = map[string]string{"rev": "1"}
-					s.Managers = append(s.Managers, flMeta("kubectl-label", flT0.Add(time.Minute)))
+					mt.Label(s, "rev", "1")
+					s.Managers = append(s.Managers, mt.MetaWrite("kubectl-label", mt.T0.Add(time.Minute)))
 					return s
 				}()},
 				{2 * time.Minute, func() *model.Secret {
 					s := v("A", eso, 0)
-					s.Labels = map[string]string{"rev": "2"}
-					s.Managers = append(s.Managers, flMeta("kubectl-label", flT0.Add(2*time.Minute)))
+					mt.Label(s, "rev", "2")
+					s.Managers = append(s.Managers, mt.MetaWrite("kubectl-label", mt.T0.Add(2*time.Minute)))
 					return s
 				}()},
 			}},
 		{name: "secrets cache not available: nothing",
-			avail:   flAvail(model.ResPods),
+			avail:   mt.Only(model.ResPods),
 			updates: []flUpdate{{0, v("A", eso, 0)}, {time.Minute, v("B", kcsa, time.Minute)}, {2 * time.Minute, v("A", eso, 2*time.Minute)}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			st := model.NewStore(nil)
 			for _, u := range tc.updates {
-				st.UpsertSecret(u.sec, flT0.Add(u.at))
+				st.UpsertSecret(u.sec, mt.T0.Add(u.at))
 			}
 			avail := tc.avail
 			if avail == nil {
-				avail = flAvail(model.ResSecrets)
+				avail = mt.Only(model.ResSecrets)
 			}
 			at := tc.at
 			if at == 0 {
 				at = tc.updates[len(tc.updates)-1].at
 			}
 			var got []Flap
-			st.Read(func(v model.View) { got = Flapping(v, avail, flT0.Add(at), tc.threshold) })
+			st.Read(func(v model.View) { got = Flapping(v, avail, mt.T0.Add(at), tc.threshold) })
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Flapping =\n  %+v\nwant\n  %+v", got, tc.want)
 			}
@@ -133,23 +98,23 @@ func TestFlapping(t *testing.T) {
 
 func TestFlappingDeleteRecreate(t *testing.T) {
 	st := model.NewStore(nil)
-	a := flSecret("shop", "s", "u1", map[string]string{"K": "A"})
-	st.UpsertSecret(a, flT0)
-	st.UpsertSecret(flSecret("shop", "s", "u1", map[string]string{"K": "B"}), flT0.Add(time.Minute))
+	a := mt.WithUID(mt.SecretValues("shop", "s", "K", "A"), "u1")
+	st.UpsertSecret(a, mt.T0)
+	st.UpsertSecret(mt.WithUID(mt.SecretValues("shop", "s", "K", "B"), "u1"), mt.T0.Add(time.Minute))
 	// Re-created with a new UID and the first value, the delete missed (relist):
 	// compared with the deleted object, the data went back to A: a flip.
-	st.UpsertSecret(flSecret("shop", "s", "u2", map[string]string{"K": "A"}), flT0.Add(2*time.Minute))
+	st.UpsertSecret(mt.WithUID(mt.SecretValues("shop", "s", "K", "A"), "u2"), mt.T0.Add(2*time.Minute))
 	st.Read(func(v model.View) {
-		if got := Flapping(v, flAvail(model.ResSecrets), flT0.Add(2*time.Minute), 1); len(got) != 1 || got[0].Total != 1 {
+		if got := Flapping(v, mt.Only(model.ResSecrets), mt.T0.Add(2*time.Minute), 1); len(got) != 1 || got[0].Total != 1 {
 			t.Errorf("Flapping = %+v", got)
 		}
 	})
 	// A deleted Secret's flips are forgotten with it.
-	st.UpsertSecret(flSecret("shop", "s", "u2", map[string]string{"K": "B"}), flT0.Add(3*time.Minute))
-	st.UpsertSecret(flSecret("shop", "s", "u2", map[string]string{"K": "A"}), flT0.Add(4*time.Minute))
-	st.DeleteSecret("shop", "s", flT0.Add(4*time.Minute))
+	st.UpsertSecret(mt.WithUID(mt.SecretValues("shop", "s", "K", "B"), "u2"), mt.T0.Add(3*time.Minute))
+	st.UpsertSecret(mt.WithUID(mt.SecretValues("shop", "s", "K", "A"), "u2"), mt.T0.Add(4*time.Minute))
+	st.DeleteSecret("shop", "s", mt.T0.Add(4*time.Minute))
 	st.Read(func(v model.View) {
-		if got := Flapping(v, flAvail(model.ResSecrets), flT0.Add(4*time.Minute), 1); len(got) != 0 {
+		if got := Flapping(v, mt.Only(model.ResSecrets), mt.T0.Add(4*time.Minute), 1); len(got) != 0 {
 			t.Errorf("Flapping after delete = %+v", got)
 		}
 	})

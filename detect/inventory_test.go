@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func TestInventory(t *testing.T) {
@@ -11,7 +12,7 @@ func TestInventory(t *testing.T) {
 	replicas := func(name string, n int, uses ...model.SecretUse) []*model.Pod {
 		var ps []*model.Pod
 		for i := 0; i < n; i++ {
-			ps = append(ps, deployPod(ns, name, i, uses...))
+			ps = append(ps, mt.DeployPod(ns, name, i, uses...))
 		}
 		return ps
 	}
@@ -27,32 +28,32 @@ func TestInventory(t *testing.T) {
 	}{
 		{
 			name: "workload → Secret → ExternalSecret → store",
-			objs: []any{secret(ns, "db", "A"), replicas("web", 3, useEnv("db", "A"), envFrom("db")),
-				es(ns, "db-es", esTarget("db"), esData("A"), esStore("ClusterSecretStore", "aws"))},
+			objs: []any{mt.Secret(ns, "db", "A"), replicas("web", 3, mt.Env("db", "A"), mt.EnvFrom("db")),
+				mt.ES(ns, "db-es", mt.ESTarget("db"), mt.ESData("A"), mt.ESStore("ClusterSecretStore", "aws"))},
 			want: []ConsumerInfo{ci("db", "Deployment", "web", 3, "db-es", "ClusterSecretStore", "aws")},
 		},
 		{
 			name: "a Secret without ExternalSecret",
-			objs: []any{secret(ns, "plain", "A"), pod(ns, "p", volItem("plain", "A"))},
+			objs: []any{mt.Secret(ns, "plain", "A"), mt.Pod(ns, "p", mt.VolItem("plain", "A"))},
 			want: []ConsumerInfo{ci("plain", "Pod", "p", 1, "", "", "")},
 		},
 		{
 			name: "a consumed Secret that does not exist is still listed",
-			objs: []any{pod(ns, "p", envFrom("gone"))},
+			objs: []any{mt.Pod(ns, "p", mt.EnvFrom("gone"))},
 			want: []ConsumerInfo{ci("gone", "Pod", "p", 1, "", "", "")},
 		},
 		{
 			name: "finished pods excluded",
-			objs: []any{secret(ns, "db", "A"), withPhase(pod(ns, "job-a", useEnv("db", "A")), "Succeeded"),
-				withPhase(pod(ns, "job-b", useEnv("only-finished", "A")), "Failed"), pod(ns, "live", useEnv("db", "A"))},
+			objs: []any{mt.Secret(ns, "db", "A"), mt.WithPhase(mt.Pod(ns, "job-a", mt.Env("db", "A")), "Succeeded"),
+				mt.WithPhase(mt.Pod(ns, "job-b", mt.Env("only-finished", "A")), "Failed"), mt.Pod(ns, "live", mt.Env("db", "A"))},
 			want: []ConsumerInfo{ci("db", "Pod", "live", 1, "", "", "")},
 		},
 		{
 			name: "two workloads and two ExternalSecrets writing the Secret (Merge): the cross product",
-			objs: []any{secret(ns, "shared", "A"),
-				replicas("api", 2, useEnv("shared", "A")), replicas("worker", 1, envFrom("shared")),
-				es(ns, "a-es", esTarget("shared"), esData("A"), esStore("SecretStore", "vault")),
-				es(ns, "b-es", esTarget("shared"), esCreation("Merge"), esData("B"), esStore("SecretStore", "aws"))},
+			objs: []any{mt.Secret(ns, "shared", "A"),
+				replicas("api", 2, mt.Env("shared", "A")), replicas("worker", 1, mt.EnvFrom("shared")),
+				mt.ES(ns, "a-es", mt.ESTarget("shared"), mt.ESData("A"), mt.ESStore("SecretStore", "vault")),
+				mt.ES(ns, "b-es", mt.ESTarget("shared"), mt.ESCreation("Merge"), mt.ESData("B"), mt.ESStore("SecretStore", "aws"))},
 			want: []ConsumerInfo{
 				ci("shared", "Deployment", "api", 2, "a-es", "SecretStore", "vault"),
 				ci("shared", "Deployment", "api", 2, "b-es", "SecretStore", "aws"),
@@ -62,8 +63,8 @@ func TestInventory(t *testing.T) {
 		},
 		{
 			name: "several Secrets sorted by namespace and name; same name in another namespace stays apart",
-			objs: []any{pod(ns, "p", useEnv("z", "A"), useEnv("a", "A")), pod("other", "q", useEnv("a", "A")),
-				es("other", "a", esData("A"))},
+			objs: []any{mt.Pod(ns, "p", mt.Env("z", "A"), mt.Env("a", "A")), mt.Pod("other", "q", mt.Env("a", "A")),
+				mt.ES("other", "a", mt.ESData("A"))},
 			want: []ConsumerInfo{
 				ci("a", "Pod", "p", 1, "", "", ""),
 				ci("z", "Pod", "p", 1, "", "", ""),
@@ -72,24 +73,24 @@ func TestInventory(t *testing.T) {
 		},
 		{
 			name:  "ExternalSecrets unavailable: the edge stops at the Secret",
-			objs:  []any{pod(ns, "p", useEnv("db", "A")), es(ns, "db", esData("A"))},
-			avail: allBut(model.ResExternalSecrets),
+			objs:  []any{mt.Pod(ns, "p", mt.Env("db", "A")), mt.ES(ns, "db", mt.ESData("A"))},
+			avail: mt.AllBut(model.ResExternalSecrets),
 			want:  []ConsumerInfo{ci("db", "Pod", "p", 1, "", "", "")},
 		},
 		{
 			name:  "pods unavailable: nothing",
-			objs:  []any{pod(ns, "p", useEnv("db", "A")), es(ns, "db", esData("A"))},
-			avail: allBut(model.ResPods),
+			objs:  []any{mt.Pod(ns, "p", mt.Env("db", "A")), mt.ES(ns, "db", mt.ESData("A"))},
+			avail: mt.AllBut(model.ResPods),
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			avail := tc.avail
 			if avail == nil {
-				avail = availAll()
+				avail = mt.All()
 			}
-			s := newStore(t, tc.objs...)
-			got := readView(s, func(v model.View) []ConsumerInfo { return Inventory(v, avail) })
+			s := mt.NewStore(t, tc.objs...)
+			got := mt.Read(s, func(v model.View) []ConsumerInfo { return Inventory(v, avail) })
 			checkSlice(t, "Inventory", got, tc.want)
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func wantMissing(ns, sec, key string, src Source, optional bool, c ...Consumer) MissingKey {
@@ -25,11 +26,11 @@ func TestMissingKeys(t *testing.T) {
 	replicas := func(deployName string, n int, uses ...model.SecretUse) []*model.Pod {
 		var ps []*model.Pod
 		for i := 0; i < n; i++ {
-			ps = append(ps, deployPod(ns, deployName, i, uses...))
+			ps = append(ps, mt.DeployPod(ns, deployName, i, uses...))
 		}
 		return ps
 	}
-	corrupt := release(ns, "broken", 7, "deployed")
+	corrupt := mt.HelmRelease(ns, "broken", 7, "deployed")
 	corrupt.DecodeErr = "release: base64: illegal data at input byte 4"
 
 	tests := []struct {
@@ -42,75 +43,75 @@ func TestMissingKeys(t *testing.T) {
 		{
 			name: "healthy objects yield nothing",
 			objs: []any{
-				secret(ns, "db", "USER", "PASS"), secret(ns, "tls", "tls.crt", "tls.key"),
-				pod(ns, "p", useEnv("db", "USER"), optEnv("db", "PASS"), envFrom("db"), volItem("tls", "tls.crt"), projItem("tls", "tls.key")),
-				es(ns, "db", esData("USER", "PASS")), es(ns, "bulk", esTarget("db"), esDataFrom(1, 1)),
-				release(ns, "r", 1, "deployed", helmSecret(ns, "tls", "tls.crt")),
-				annotated(secret(ns, "ann", "A"), "A"),
+				mt.Secret(ns, "db", "USER", "PASS"), mt.Secret(ns, "tls", "tls.crt", "tls.key"),
+				mt.Pod(ns, "p", mt.Env("db", "USER"), mt.OptEnv("db", "PASS"), mt.EnvFrom("db"), mt.VolItem("tls", "tls.crt"), mt.ProjItem("tls", "tls.key")),
+				mt.ES(ns, "db", mt.ESData("USER", "PASS")), mt.ES(ns, "bulk", mt.ESTarget("db"), mt.ESDataFrom(1, 1)),
+				mt.HelmRelease(ns, "r", 1, "deployed", mt.HelmSecret(ns, "tls", "tls.crt")),
+				mt.ExpectKeys(mt.Secret(ns, "ann", "A"), "A"),
 			},
 		},
 		{
 			name:    "optional secretKeyRef: the silent kind, reported with Optional",
-			objs:    []any{secret(ns, "db", "USER"), pod(ns, "p", useEnv("db", "USER"), optEnv("db", "PASS"))},
+			objs:    []any{mt.Secret(ns, "db", "USER"), mt.Pod(ns, "p", mt.Env("db", "USER"), mt.OptEnv("db", "PASS"))},
 			missing: []MissingKey{wantMissing(ns, "db", "PASS", SourcePod, true, barePod("p"))},
 		},
 		{
 			name:    "non-optional secretKeyRef",
-			objs:    []any{secret(ns, "db", "USER"), pod(ns, "p", useEnv("db", "PASS"))},
+			objs:    []any{mt.Secret(ns, "db", "USER"), mt.Pod(ns, "p", mt.Env("db", "PASS"))},
 			missing: []MissingKey{wantMissing(ns, "db", "PASS", SourcePod, false, barePod("p"))},
 		},
 		{
 			name:   "envFrom non-optional: absent when the Secret is missing",
-			objs:   []any{pod(ns, "p", envFrom("cfg"))},
+			objs:   []any{mt.Pod(ns, "p", mt.EnvFrom("cfg"))},
 			absent: []AbsentSecret{wantAbsent(ns, "cfg", SourcePod, barePod("p"))},
 		},
 		{
 			name: "envFrom optional: no finding when the Secret is missing",
-			objs: []any{pod(ns, "p", optEnvFrom("cfg"))},
+			objs: []any{mt.Pod(ns, "p", mt.OptEnvFrom("cfg"))},
 		},
 		{
 			// Argo CD v2.14 install.yaml: argocd-dex-server-tls and
 			// argocd-repo-server-tls are optional secret volumes with items,
 			// absent in a default install. A feature switched off, not a finding.
 			name: "absent Secret referenced only optionally (volume items, secretKeyRef): nothing",
-			objs: []any{pod(ns, "p", optVolItem("dex-tls", "tls.crt"), optVolItem("dex-tls", "ca.crt"), optEnv("feature", "TOKEN")),
-				deployPod(ns, "web", 0, optEnv("feature", "TOKEN"))},
+			objs: []any{mt.Pod(ns, "p", mt.OptVolItem("dex-tls", "tls.crt"), mt.OptVolItem("dex-tls", "ca.crt"), mt.OptEnv("feature", "TOKEN")),
+				mt.DeployPod(ns, "web", 0, mt.OptEnv("feature", "TOKEN"))},
 		},
 		{
 			name:   "absent Secret referenced optionally by one pod and required by another: absent, the required reader counts",
-			objs:   []any{pod(ns, "opt", optEnv("db", "A")), pod(ns, "req", useEnv("db", "A"))},
+			objs:   []any{mt.Pod(ns, "opt", mt.OptEnv("db", "A")), mt.Pod(ns, "req", mt.Env("db", "A"))},
 			absent: []AbsentSecret{wantAbsent(ns, "db", SourcePod, barePod("req"))},
 		},
 		{
 			name:    "optional secretKeyRef to a missing key of an existing Secret stays a finding, marked optional",
-			objs:    []any{secret(ns, "db", "A"), pod(ns, "p", optVolItem("db", "ca.crt"))},
+			objs:    []any{mt.Secret(ns, "db", "A"), mt.Pod(ns, "p", mt.OptVolItem("db", "ca.crt"))},
 			missing: []MissingKey{wantMissing(ns, "db", "ca.crt", SourcePod, true, barePod("p"))},
 		},
 		{
 			// ESO v0.20.4: creationPolicy None creates and updates nothing and
 			// reports Ready=True SecretSynced.
 			name: "ExternalSecret with creationPolicy None expects nothing of its target",
-			objs: []any{es(ns, "none", esCreation("None"), esTarget("ext"), esData("A")),
-				es(ns, "none2", esCreation("None"), esTarget("short"), esData("A", "B")), secret(ns, "short", "A")},
+			objs: []any{mt.ES(ns, "none", mt.ESCreation("None"), mt.ESTarget("ext"), mt.ESData("A")),
+				mt.ES(ns, "none2", mt.ESCreation("None"), mt.ESTarget("short"), mt.ESData("A", "B")), mt.Secret(ns, "short", "A")},
 		},
 		{
 			name:    "creationPolicy None keeps the expected-keys annotation: the user's own declaration",
-			objs:    []any{secret(ns, "short", "A"), es(ns, "none", esCreation("None"), esTarget("short"), esData("A"), esAnnotated("A", "B"))},
+			objs:    []any{mt.Secret(ns, "short", "A"), mt.ES(ns, "none", mt.ESCreation("None"), mt.ESTarget("short"), mt.ESData("A"), mt.ESExpectKeys("A", "B"))},
 			missing: []MissingKey{wantMissing(ns, "short", "B", SourceAnnotation, false, byES("none"))},
 		},
 		{
 			name: "envFrom of an existing but empty Secret names no key",
-			objs: []any{secret(ns, "cfg"), pod(ns, "p", envFrom("cfg"))},
+			objs: []any{mt.Secret(ns, "cfg"), mt.Pod(ns, "p", mt.EnvFrom("cfg"))},
 		},
 		{
 			name:    "secret volume items and projected sources",
-			objs:    []any{secret(ns, "tls", "tls.crt"), secret(ns, "bundle"), pod(ns, "p", volItem("tls", "tls.key"), volItem("tls", "tls.crt"), projItem("bundle", "ca.crt"))},
+			objs:    []any{mt.Secret(ns, "tls", "tls.crt"), mt.Secret(ns, "bundle"), mt.Pod(ns, "p", mt.VolItem("tls", "tls.key"), mt.VolItem("tls", "tls.crt"), mt.ProjItem("bundle", "ca.crt"))},
 			missing: []MissingKey{wantMissing(ns, "bundle", "ca.crt", SourcePod, false, barePod("p")), wantMissing(ns, "tls", "tls.key", SourcePod, false, barePod("p"))},
 		},
 		{
 			name: "init and ephemeral containers",
-			objs: []any{secret(ns, "db", "A"), pod(ns, "p",
-				inContainer(useEnv("db", "INIT_KEY"), "init-migrate"), inContainer(useEnv("db", "EPH_KEY"), "debugger-abc"))},
+			objs: []any{mt.Secret(ns, "db", "A"), mt.Pod(ns, "p",
+				mt.InContainer(mt.Env("db", "INIT_KEY"), "init-migrate"), mt.InContainer(mt.Env("db", "EPH_KEY"), "debugger-abc"))},
 			missing: []MissingKey{
 				wantMissing(ns, "db", "EPH_KEY", SourcePod, false, barePod("p")),
 				wantMissing(ns, "db", "INIT_KEY", SourcePod, false, barePod("p")),
@@ -118,55 +119,55 @@ func TestMissingKeys(t *testing.T) {
 		},
 		{
 			name: "pods in phase Succeeded or Failed are ignored",
-			objs: []any{secret(ns, "db", "A"),
-				withPhase(pod(ns, "job-1", useEnv("db", "GONE")), "Succeeded"),
-				withPhase(pod(ns, "job-2", envFrom("nothere")), "Failed")},
+			objs: []any{mt.Secret(ns, "db", "A"),
+				mt.WithPhase(mt.Pod(ns, "job-1", mt.Env("db", "GONE")), "Succeeded"),
+				mt.WithPhase(mt.Pod(ns, "job-2", mt.EnvFrom("nothere")), "Failed")},
 		},
 		{
 			name:    "30 replicas: one finding, one consumer with Pods 30",
-			objs:    []any{secret(ns, "db", "USER"), replicas("web", 30, useEnv("db", "USER"), useEnv("db", "PASS"), envFrom("web-extra"))},
+			objs:    []any{mt.Secret(ns, "db", "USER"), replicas("web", 30, mt.Env("db", "USER"), mt.Env("db", "PASS"), mt.EnvFrom("web-extra"))},
 			missing: []MissingKey{wantMissing(ns, "db", "PASS", SourcePod, false, byDeploy("web", 30))},
 			absent:  []AbsentSecret{wantAbsent(ns, "web-extra", SourcePod, byDeploy("web", 30))},
 		},
 		{
 			name: "two workloads sharing a missing key",
-			objs: []any{secret(ns, "db", "USER"), replicas("web", 3, useEnv("db", "PASS")), replicas("worker", 2, useEnv("db", "PASS")),
-				pod(ns, "debug", useEnv("db", "PASS"))},
+			objs: []any{mt.Secret(ns, "db", "USER"), replicas("web", 3, mt.Env("db", "PASS")), replicas("worker", 2, mt.Env("db", "PASS")),
+				mt.Pod(ns, "debug", mt.Env("db", "PASS"))},
 			missing: []MissingKey{wantMissing(ns, "db", "PASS", SourcePod, false, byDeploy("web", 3), byDeploy("worker", 2), barePod("debug"))},
 		},
 		{
 			name: "absent Secret: consumers merged across its keys",
-			objs: []any{replicas("web", 4, useEnv("db", "A"), useEnv("db", "B")), pod(ns, "solo", envFrom("db"))},
+			objs: []any{replicas("web", 4, mt.Env("db", "A"), mt.Env("db", "B")), mt.Pod(ns, "solo", mt.EnvFrom("db"))},
 			absent: []AbsentSecret{wantAbsent(ns, "db", SourcePod,
 				byDeploy("web", 4), barePod("solo"))},
 		},
 		{
 			name: "a pod in another namespace with the same Secret name does not match",
 			objs: []any{
-				secret("a", "db", "K"),
-				pod("b", "p", useEnv("db", "K")),
-				secret("c", "db"), pod("c", "q", useEnv("db", "K")),
+				mt.Secret("a", "db", "K"),
+				mt.Pod("b", "p", mt.Env("db", "K")),
+				mt.Secret("c", "db"), mt.Pod("c", "q", mt.Env("db", "K")),
 			},
 			missing: []MissingKey{wantMissing("c", "db", "K", SourcePod, false, barePod("q"))},
 			absent:  []AbsentSecret{wantAbsent("b", "db", SourcePod, barePod("p"))},
 		},
 		{
 			name:    "ExternalSecret spec.data key missing in target",
-			objs:    []any{secret(ns, "creds", "USER"), es(ns, "db", esTarget("creds"), esData("USER", "PASS"))},
+			objs:    []any{mt.Secret(ns, "creds", "USER"), mt.ES(ns, "db", mt.ESTarget("creds"), mt.ESData("USER", "PASS"))},
 			missing: []MissingKey{wantMissing(ns, "creds", "PASS", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name: "ExternalSecret template, default mergePolicy: spec.data keys are not expected",
-			objs: []any{secret(ns, "db", "DSN"), es(ns, "db", esData("user", "pass"), esTemplate("", "DSN"))},
+			objs: []any{mt.Secret(ns, "db", "DSN"), mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("", "DSN"))},
 		},
 		{
 			name:    "ExternalSecret template, default mergePolicy: template key missing",
-			objs:    []any{secret(ns, "db", "user", "pass"), es(ns, "db", esData("user", "pass"), esTemplate("", "DSN"))},
+			objs:    []any{mt.Secret(ns, "db", "user", "pass"), mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("", "DSN"))},
 			missing: []MissingKey{wantMissing(ns, "db", "DSN", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name: "ExternalSecret template, mergePolicy Merge: data and template keys",
-			objs: []any{secret(ns, "db", "DSN"), es(ns, "db", esData("user", "pass"), esTemplate("Merge", "DSN"))},
+			objs: []any{mt.Secret(ns, "db", "DSN"), mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("Merge", "DSN"))},
 			missing: []MissingKey{
 				wantMissing(ns, "db", "pass", SourceExternalSecret, false, byES("db")),
 				wantMissing(ns, "db", "user", SourceExternalSecret, false, byES("db")),
@@ -174,55 +175,55 @@ func TestMissingKeys(t *testing.T) {
 		},
 		{
 			name:   "ExternalSecret dataFrom only: target must exist",
-			objs:   []any{es(ns, "bulk", esDataFrom(1, 1))},
+			objs:   []any{mt.ES(ns, "bulk", mt.ESDataFrom(1, 1))},
 			absent: []AbsentSecret{wantAbsent(ns, "bulk", SourceExternalSecret, byES("bulk"))},
 		},
 		{
 			name: "ExternalSecret dataFrom only: any keys satisfy it",
-			objs: []any{secret(ns, "bulk", "whatever"), es(ns, "bulk", esDataFrom(1, 1))},
+			objs: []any{mt.Secret(ns, "bulk", "whatever"), mt.ES(ns, "bulk", mt.ESDataFrom(1, 1))},
 		},
 		{
 			name: "ExternalSecret without a Ready condition yet: no expectation",
-			objs: []any{es(ns, "fresh", esData("A"), esReady("", ""))},
+			objs: []any{mt.ES(ns, "fresh", mt.ESData("A"), mt.ESReady("", ""))},
 		},
 		{
 			name:    "v1beta1 ExternalSecret behaves the same",
-			objs:    []any{secret(ns, "old", "A"), es(ns, "old", esAPIVersion("external-secrets.io/v1beta1"), esData("A", "B"))},
+			objs:    []any{mt.Secret(ns, "old", "A"), mt.ES(ns, "old", mt.ESAPIVersion("external-secrets.io/v1beta1"), mt.ESData("A", "B"))},
 			missing: []MissingKey{wantMissing(ns, "old", "B", SourceExternalSecret, false, byES("old"))},
 		},
 		{
 			name:    "Helm: a key only in stringData of a rendered Secret is expected",
-			objs:    []any{secret(ns, "shop-env", "FROM_DATA"), release(ns, "shop", 2, "deployed", helmSecret(ns, "shop-env", "FROM_DATA", "FROM_STRINGDATA"))},
+			objs:    []any{mt.Secret(ns, "shop-env", "FROM_DATA"), mt.HelmRelease(ns, "shop", 2, "deployed", mt.HelmSecret(ns, "shop-env", "FROM_DATA", "FROM_STRINGDATA"))},
 			missing: []MissingKey{wantMissing(ns, "shop-env", "FROM_STRINGDATA", SourceHelm, false, byRelease("shop"))},
 		},
 		{
 			name: "Helm: a rendered ExternalSecret's keys are expected in its target",
-			objs: []any{secret(ns, "shop-runtime", "A"), secret(ns, "shop-es", "B"),
-				release(ns, "shop", 1, "deployed", helmES(ns, "shop-es", "shop-runtime", "A", "B"))},
+			objs: []any{mt.Secret(ns, "shop-runtime", "A"), mt.Secret(ns, "shop-es", "B"),
+				mt.HelmRelease(ns, "shop", 1, "deployed", mt.HelmES(ns, "shop-es", "shop-runtime", "A", "B"))},
 			missing: []MissingKey{wantMissing(ns, "shop-runtime", "B", SourceHelm, false, byRelease("shop"))},
 		},
 		{
 			name:   "Helm: rendered Secret absent",
-			objs:   []any{release(ns, "shop", 1, "deployed", helmSecret(ns, "shop-env", "A"))},
+			objs:   []any{mt.HelmRelease(ns, "shop", 1, "deployed", mt.HelmSecret(ns, "shop-env", "A"))},
 			absent: []AbsentSecret{wantAbsent(ns, "shop-env", SourceHelm, byRelease("shop"))},
 		},
 		{
 			name: "Helm: several revisions, only the latest deployed counts",
-			objs: []any{secret(ns, "s", "V2", "V3"),
-				release(ns, "shop", 1, "superseded", helmSecret(ns, "s", "V1")),
-				release(ns, "shop", 2, "deployed", helmSecret(ns, "s", "V2")),
-				release(ns, "shop", 3, "deployed", helmSecret(ns, "s", "V3", "NEW")),
-				release(ns, "shop", 4, "failed", helmSecret(ns, "s", "V4")),
+			objs: []any{mt.Secret(ns, "s", "V2", "V3"),
+				mt.HelmRelease(ns, "shop", 1, "superseded", mt.HelmSecret(ns, "s", "V1")),
+				mt.HelmRelease(ns, "shop", 2, "deployed", mt.HelmSecret(ns, "s", "V2")),
+				mt.HelmRelease(ns, "shop", 3, "deployed", mt.HelmSecret(ns, "s", "V3", "NEW")),
+				mt.HelmRelease(ns, "shop", 4, "failed", mt.HelmSecret(ns, "s", "V4")),
 			},
 			missing: []MissingKey{wantMissing(ns, "s", "NEW", SourceHelm, false, byRelease("shop"))},
 		},
 		{
 			name: "Helm: a corrupt payload contributes nothing and does not crash",
-			objs: []any{secret(ns, "s", "A"), corrupt, release(ns, "ok", 1, "deployed", helmSecret(ns, "s", "A"))},
+			objs: []any{mt.Secret(ns, "s", "A"), corrupt, mt.HelmRelease(ns, "ok", 1, "deployed", mt.HelmSecret(ns, "s", "A"))},
 		},
 		{
 			name: "annotation on a Secret",
-			objs: []any{annotated(secret(ns, "plain", "A"), "A", "B", "C")},
+			objs: []any{mt.ExpectKeys(mt.Secret(ns, "plain", "A"), "A", "B", "C")},
 			missing: []MissingKey{
 				wantMissing(ns, "plain", "B", SourceAnnotation, false, bySecret("plain")),
 				wantMissing(ns, "plain", "C", SourceAnnotation, false, bySecret("plain")),
@@ -230,34 +231,34 @@ func TestMissingKeys(t *testing.T) {
 		},
 		{
 			name:    "annotation on an ExternalSecret applies to its target",
-			objs:    []any{secret(ns, "tgt", "X"), es(ns, "ext", esTarget("tgt"), esData("X"), esAnnotated("X", "Y"))},
+			objs:    []any{mt.Secret(ns, "tgt", "X"), mt.ES(ns, "ext", mt.ESTarget("tgt"), mt.ESData("X"), mt.ESExpectKeys("X", "Y"))},
 			missing: []MissingKey{wantMissing(ns, "tgt", "Y", SourceAnnotation, false, byES("ext"))},
 		},
 		{
 			name:   "annotation on an ExternalSecret with absent target",
-			objs:   []any{es(ns, "ext", esTarget("tgt"), esData("X"), esAnnotated("X"))},
+			objs:   []any{mt.ES(ns, "ext", mt.ESTarget("tgt"), mt.ESData("X"), mt.ESExpectKeys("X"))},
 			absent: []AbsentSecret{wantAbsent(ns, "tgt", SourceAnnotation, byES("ext")), wantAbsent(ns, "tgt", SourceExternalSecret, byES("ext"))},
 		},
 		{
 			name:   "one absent Secret expected by several sources: one row per source",
-			objs:   []any{es(ns, "db", esData("A")), pod(ns, "p", useEnv("db", "A")), release(ns, "r", 1, "deployed", helmES(ns, "db", "db", "A"))},
+			objs:   []any{mt.ES(ns, "db", mt.ESData("A")), mt.Pod(ns, "p", mt.Env("db", "A")), mt.HelmRelease(ns, "r", 1, "deployed", mt.HelmES(ns, "db", "db", "A"))},
 			absent: []AbsentSecret{wantAbsent(ns, "db", SourceExternalSecret, byES("db")), wantAbsent(ns, "db", SourceHelm, byRelease("r")), wantAbsent(ns, "db", SourcePod, barePod("p"))},
 		},
 		{
 			name:  "Secrets not available: nothing at all",
-			objs:  []any{pod(ns, "p", useEnv("db", "A"), envFrom("cfg")), es(ns, "db", esData("A")), annotated(secret(ns, "x"), "K")},
-			avail: allBut(model.ResSecrets),
+			objs:  []any{mt.Pod(ns, "p", mt.Env("db", "A"), mt.EnvFrom("cfg")), mt.ES(ns, "db", mt.ESData("A")), mt.ExpectKeys(mt.Secret(ns, "x"), "K")},
+			avail: mt.AllBut(model.ResSecrets),
 		},
 		{
 			name:    "pods not available: no pod-source findings, ExternalSecret ones remain",
-			objs:    []any{secret(ns, "db", "A"), pod(ns, "p", useEnv("db", "B"), envFrom("cfg")), es(ns, "db", esData("A", "C"))},
-			avail:   allBut(model.ResPods),
+			objs:    []any{mt.Secret(ns, "db", "A"), mt.Pod(ns, "p", mt.Env("db", "B"), mt.EnvFrom("cfg")), mt.ES(ns, "db", mt.ESData("A", "C"))},
+			avail:   mt.AllBut(model.ResPods),
 			missing: []MissingKey{wantMissing(ns, "db", "C", SourceExternalSecret, false, byES("db"))},
 		},
 		{
 			name:    "ExternalSecrets not available: no ExternalSecret-source findings",
-			objs:    []any{secret(ns, "db", "A"), pod(ns, "p", useEnv("db", "B")), es(ns, "db", esData("C"), esAnnotated("D"))},
-			avail:   allBut(model.ResExternalSecrets),
+			objs:    []any{mt.Secret(ns, "db", "A"), mt.Pod(ns, "p", mt.Env("db", "B")), mt.ES(ns, "db", mt.ESData("C"), mt.ESExpectKeys("D"))},
+			avail:   mt.AllBut(model.ResExternalSecrets),
 			missing: []MissingKey{wantMissing(ns, "db", "B", SourcePod, false, barePod("p"))},
 		},
 	}
@@ -265,10 +266,10 @@ func TestMissingKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			avail := tc.avail
 			if avail == nil {
-				avail = availAll()
+				avail = mt.All()
 			}
-			s := newStore(t, tc.objs...)
-			got := readView(s, func(v model.View) MissingKeysResult { return MissingKeys(v, avail) })
+			s := mt.NewStore(t, tc.objs...)
+			got := mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, avail) })
 			checkMissingKeys(t, got, MissingKeysResult{Missing: tc.missing, Absent: tc.absent})
 		})
 	}
@@ -278,21 +279,21 @@ func TestMissingKeys(t *testing.T) {
 // Secret appears; then a key the pod needs disappears and comes back.
 func TestMissingKeysSecretCreatedAfterPod(t *testing.T) {
 	const ns = "app"
-	s := newStore(t, deployPod(ns, "web", 0, useEnv("db", "PASS"), envFrom("db")), deployPod(ns, "web", 1, useEnv("db", "PASS")))
+	s := mt.NewStore(t, mt.DeployPod(ns, "web", 0, mt.Env("db", "PASS"), mt.EnvFrom("db")), mt.DeployPod(ns, "web", 1, mt.Env("db", "PASS")))
 	run := func() MissingKeysResult {
-		return readView(s, func(v model.View) MissingKeysResult { return MissingKeys(v, availAll()) })
+		return mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
 	}
 
 	checkMissingKeys(t, run(), MissingKeysResult{Absent: []AbsentSecret{wantAbsent(ns, "db", SourcePod, byDeploy("web", 2))}})
 
-	s.UpsertSecret(secret(ns, "db", "USER"), fxT0)
+	s.UpsertSecret(mt.Secret(ns, "db", "USER"), mt.T0)
 	checkMissingKeys(t, run(), MissingKeysResult{Missing: []MissingKey{wantMissing(ns, "db", "PASS", SourcePod, false, byDeploy("web", 2))}})
 
-	s.UpsertSecret(secret(ns, "db", "USER", "PASS"), fxT0.Add(1))
+	s.UpsertSecret(mt.Secret(ns, "db", "USER", "PASS"), mt.T0.Add(1))
 	checkMissingKeys(t, run(), MissingKeysResult{})
 
 	// The Secret is deleted again; then the pods go away too.
-	s.DeleteSecret(ns, "db", fxT0)
+	s.DeleteSecret(ns, "db", mt.T0)
 	checkMissingKeys(t, run(), MissingKeysResult{Absent: []AbsentSecret{wantAbsent(ns, "db", SourcePod, byDeploy("web", 2))}})
 	s.DeletePod(ns, "web-7d9c5b-00000")
 	s.DeletePod(ns, "web-7d9c5b-00001")
@@ -302,14 +303,14 @@ func TestMissingKeysSecretCreatedAfterPod(t *testing.T) {
 // A pod that changes which Secret it reads is re-indexed; a Succeeded update clears it.
 func TestMissingKeysPodUpdates(t *testing.T) {
 	const ns = "app"
-	s := newStore(t, secret(ns, "db", "A"), pod(ns, "p", useEnv("db", "B")))
+	s := mt.NewStore(t, mt.Secret(ns, "db", "A"), mt.Pod(ns, "p", mt.Env("db", "B")))
 	run := func() MissingKeysResult {
-		return readView(s, func(v model.View) MissingKeysResult { return MissingKeys(v, availAll()) })
+		return mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
 	}
 	checkMissingKeys(t, run(), MissingKeysResult{Missing: []MissingKey{wantMissing(ns, "db", "B", SourcePod, false, barePod("p"))}})
-	s.UpsertPod(pod(ns, "p", useEnv("db", "A")))
+	s.UpsertPod(mt.Pod(ns, "p", mt.Env("db", "A")))
 	checkMissingKeys(t, run(), MissingKeysResult{})
-	s.UpsertPod(withPhase(pod(ns, "p", useEnv("db", "B")), "Succeeded"))
+	s.UpsertPod(mt.WithPhase(mt.Pod(ns, "p", mt.Env("db", "B")), "Succeeded"))
 	checkMissingKeys(t, run(), MissingKeysResult{})
 }
 
@@ -317,17 +318,17 @@ func TestMissingKeysPodUpdates(t *testing.T) {
 // its target Secret appearing clears the absent finding.
 func TestMissingKeysExternalSecretLifecycle(t *testing.T) {
 	const ns = "app"
-	s := newStore(t, es(ns, "db", esData("A", "B"), esReady("", "")))
+	s := mt.NewStore(t, mt.ES(ns, "db", mt.ESData("A", "B"), mt.ESReady("", "")))
 	run := func() MissingKeysResult {
-		return readView(s, func(v model.View) MissingKeysResult { return MissingKeys(v, availAll()) })
+		return mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
 	}
 	checkMissingKeys(t, run(), MissingKeysResult{})
-	s.UpsertExternalSecret(es(ns, "db", esData("A", "B")))
+	s.UpsertExternalSecret(mt.ES(ns, "db", mt.ESData("A", "B")))
 	checkMissingKeys(t, run(), MissingKeysResult{Absent: []AbsentSecret{wantAbsent(ns, "db", SourceExternalSecret, byES("db"))}})
-	s.UpsertSecret(secret(ns, "db", "A"), fxT0)
+	s.UpsertSecret(mt.Secret(ns, "db", "A"), mt.T0)
 	checkMissingKeys(t, run(), MissingKeysResult{Missing: []MissingKey{wantMissing(ns, "db", "B", SourceExternalSecret, false, byES("db"))}})
 	// Retargeting the ExternalSecret moves the expectation.
-	s.UpsertExternalSecret(es(ns, "db", esTarget("db2"), esData("A", "B")))
+	s.UpsertExternalSecret(mt.ES(ns, "db", mt.ESTarget("db2"), mt.ESData("A", "B")))
 	checkMissingKeys(t, run(), MissingKeysResult{Absent: []AbsentSecret{wantAbsent(ns, "db2", SourceExternalSecret, byES("db"))}})
 	s.DeleteExternalSecret(ns, "db")
 	checkMissingKeys(t, run(), MissingKeysResult{})
@@ -337,9 +338,9 @@ func TestMissingKeysExternalSecretLifecycle(t *testing.T) {
 // mutation of shared records).
 func TestMissingKeysIdempotent(t *testing.T) {
 	const ns = "app"
-	s := newStore(t, secret(ns, "db", "A"), pod(ns, "a", useEnv("db", "B")), pod(ns, "b", envFrom("gone")), pod(ns, "c", envFrom("gone"), useEnv("gone", "K")))
-	first := readView(s, func(v model.View) MissingKeysResult { return MissingKeys(v, availAll()) })
-	second := readView(s, func(v model.View) MissingKeysResult { return MissingKeys(v, availAll()) })
+	s := mt.NewStore(t, mt.Secret(ns, "db", "A"), mt.Pod(ns, "a", mt.Env("db", "B")), mt.Pod(ns, "b", mt.EnvFrom("gone")), mt.Pod(ns, "c", mt.EnvFrom("gone"), mt.Env("gone", "K")))
+	first := mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
+	second := mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
 	want := MissingKeysResult{
 		Missing: []MissingKey{wantMissing(ns, "db", "B", SourcePod, false, barePod("a"))},
 		Absent:  []AbsentSecret{wantAbsent(ns, "gone", SourcePod, barePod("b"), barePod("c"))},

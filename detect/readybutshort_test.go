@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func wantShort(ns, esName, sec, reason string, n int, readyReason string) ReadyButShort {
@@ -21,50 +22,50 @@ func TestReadyButShort(t *testing.T) {
 	}{
 		{
 			name: "Ready and complete: nothing",
-			objs: []any{secret(ns, "db", "A", "B", "extra"), es(ns, "db", esData("A", "B"))},
+			objs: []any{mt.Secret(ns, "db", "A", "B", "extra"), mt.ES(ns, "db", mt.ESData("A", "B"))},
 		},
 		{
 			name: "Ready=True, target absent: value is the expected key count",
-			objs: []any{es(ns, "db", esData("A", "B", "C"))},
+			objs: []any{mt.ES(ns, "db", mt.ESData("A", "B", "C"))},
 			want: []ReadyButShort{wantShort(ns, "db", "db", ShortAbsent, 3, "SecretSynced")},
 		},
 		{
 			name: "Ready=True, target absent, no fixed keys (dataFrom.find matched nothing): at least 1",
-			objs: []any{es(ns, "bulk", esDataFrom(1, 1))},
+			objs: []any{mt.ES(ns, "bulk", mt.ESDataFrom(1, 1))},
 			want: []ReadyButShort{wantShort(ns, "bulk", "bulk", ShortAbsent, 1, "SecretSynced")},
 		},
 		{
 			name: "Ready=True, target empty",
-			objs: []any{secret(ns, "db"), es(ns, "db", esData("A", "B"))},
+			objs: []any{mt.Secret(ns, "db"), mt.ES(ns, "db", mt.ESData("A", "B"))},
 			want: []ReadyButShort{wantShort(ns, "db", "db", ShortEmpty, 2, "SecretSynced")},
 		},
 		{
 			name: "Ready=True, target empty, dataFrom only: 1",
-			objs: []any{secret(ns, "bulk"), es(ns, "bulk", esDataFrom(1, 0))},
+			objs: []any{mt.Secret(ns, "bulk"), mt.ES(ns, "bulk", mt.ESDataFrom(1, 0))},
 			want: []ReadyButShort{wantShort(ns, "bulk", "bulk", ShortEmpty, 1, "SecretSynced")},
 		},
 		{
 			name: "Ready=True, keys missing (deletionPolicy Delete skipped one)",
-			objs: []any{secret(ns, "creds", "A"), es(ns, "db", esTarget("creds"), esData("A", "B", "C"), func(e *model.ExternalSecret) { e.DeletionPolicy = "Delete" })},
+			objs: []any{mt.Secret(ns, "creds", "A"), mt.ES(ns, "db", mt.ESTarget("creds"), mt.ESData("A", "B", "C"), func(e *model.ExternalSecret) { e.DeletionPolicy = "Delete" })},
 			want: []ReadyButShort{wantShort(ns, "db", "creds", ShortMissingKeys, 2, "SecretSynced")},
 		},
 		{
 			name: "template default policy: only template keys count",
-			objs: []any{secret(ns, "db", "DSN"), es(ns, "db", esData("user", "pass"), esTemplate("", "DSN"))},
+			objs: []any{mt.Secret(ns, "db", "DSN"), mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("", "DSN"))},
 		},
 		{
 			name: "template Merge: data keys count too",
-			objs: []any{secret(ns, "db", "DSN", "user"), es(ns, "db", esData("user", "pass"), esTemplate("Merge", "DSN"))},
+			objs: []any{mt.Secret(ns, "db", "DSN", "user"), mt.ES(ns, "db", mt.ESData("user", "pass"), mt.ESTemplate("Merge", "DSN"))},
 			want: []ReadyButShort{wantShort(ns, "db", "db", ShortMissingKeys, 1, "SecretSynced")},
 		},
 		{
 			name: "annotation keys of the ExternalSecret count, once",
-			objs: []any{secret(ns, "db", "A"), es(ns, "db", esData("A", "B"), esAnnotated("B", "C"))},
+			objs: []any{mt.Secret(ns, "db", "A"), mt.ES(ns, "db", mt.ESData("A", "B"), mt.ESExpectKeys("B", "C"))},
 			want: []ReadyButShort{wantShort(ns, "db", "db", ShortMissingKeys, 2, "SecretSynced")},
 		},
 		{
 			name: "Ready=True reason SecretMissing: Merge with no target",
-			objs: []any{es(ns, "merge", esCreation("Merge"), esData("A"), esReady("True", "SecretMissing"))},
+			objs: []any{mt.ES(ns, "merge", mt.ESCreation("Merge"), mt.ESData("A"), mt.ESReady("True", "SecretMissing"))},
 			want: []ReadyButShort{wantShort(ns, "merge", "merge", ShortAbsent, 1, "SecretMissing")},
 		},
 		{
@@ -72,31 +73,31 @@ func TestReadyButShort(t *testing.T) {
 			// Ready=True SecretSynced (seen on the real controller): Ready says
 			// nothing about the target, absent or short.
 			name: "creationPolicy None: ESO writes nothing, so neither an absent nor a short target is reported",
-			objs: []any{es(ns, "none", esCreation("None"), esTarget("external"), esData("A", "B")),
-				es(ns, "none2", esCreation("None"), esTarget("other"), esData("A", "B")), secret(ns, "other", "A")},
+			objs: []any{mt.ES(ns, "none", mt.ESCreation("None"), mt.ESTarget("external"), mt.ESData("A", "B")),
+				mt.ES(ns, "none2", mt.ESCreation("None"), mt.ESTarget("other"), mt.ESData("A", "B")), mt.Secret(ns, "other", "A")},
 		},
 		{
 			name: "v1beta1 behaves the same",
-			objs: []any{secret(ns, "old", "A"), es(ns, "old", esAPIVersion("external-secrets.io/v1beta1"), esData("A", "B"))},
+			objs: []any{mt.Secret(ns, "old", "A"), mt.ES(ns, "old", mt.ESAPIVersion("external-secrets.io/v1beta1"), mt.ESData("A", "B"))},
 			want: []ReadyButShort{wantShort(ns, "old", "old", ShortMissingKeys, 1, "SecretSynced")},
 		},
 		{
 			name: "Ready=False, Unknown, absent condition or decode error: not reported here",
 			objs: []any{
-				es(ns, "f", esData("A"), esReady("False", "SecretSyncedError")),
-				es(ns, "u", esData("A"), esReady("Unknown", "")),
-				es(ns, "n", esData("A"), esReady("", "")),
-				es(ns, "d", esData("A"), esDecodeErr("decode: bad")),
+				mt.ES(ns, "f", mt.ESData("A"), mt.ESReady("False", "SecretSyncedError")),
+				mt.ES(ns, "u", mt.ESData("A"), mt.ESReady("Unknown", "")),
+				mt.ES(ns, "n", mt.ESData("A"), mt.ESReady("", "")),
+				mt.ES(ns, "d", mt.ESData("A"), mt.ESDecodeErr("decode: bad")),
 			},
 		},
 		{
 			name: "same target name in another namespace does not count",
-			objs: []any{secret("other", "db", "A"), es(ns, "db", esData("A"))},
+			objs: []any{mt.Secret("other", "db", "A"), mt.ES(ns, "db", mt.ESData("A"))},
 			want: []ReadyButShort{wantShort(ns, "db", "db", ShortAbsent, 1, "SecretSynced")},
 		},
 		{
 			name: "several, sorted by namespace and name",
-			objs: []any{es("b", "z", esData("A")), es("a", "y", esData("A")), secret("a", "x"), es("a", "x", esData("A"))},
+			objs: []any{mt.ES("b", "z", mt.ESData("A")), mt.ES("a", "y", mt.ESData("A")), mt.Secret("a", "x"), mt.ES("a", "x", mt.ESData("A"))},
 			want: []ReadyButShort{
 				wantShort("a", "x", "x", ShortEmpty, 1, "SecretSynced"),
 				wantShort("a", "y", "y", ShortAbsent, 1, "SecretSynced"),
@@ -105,18 +106,18 @@ func TestReadyButShort(t *testing.T) {
 		},
 		{
 			name:  "Secrets not available: nothing",
-			objs:  []any{es(ns, "db", esData("A"))},
-			avail: allBut(model.ResSecrets),
+			objs:  []any{mt.ES(ns, "db", mt.ESData("A"))},
+			avail: mt.AllBut(model.ResSecrets),
 		},
 		{
 			name:  "ExternalSecrets not available: nothing",
-			objs:  []any{es(ns, "db", esData("A"))},
-			avail: allBut(model.ResExternalSecrets),
+			objs:  []any{mt.ES(ns, "db", mt.ESData("A"))},
+			avail: mt.AllBut(model.ResExternalSecrets),
 		},
 		{
 			name:  "pods not available does not matter",
-			objs:  []any{es(ns, "db", esData("A"))},
-			avail: allBut(model.ResPods),
+			objs:  []any{mt.ES(ns, "db", mt.ESData("A"))},
+			avail: mt.AllBut(model.ResPods),
 			want:  []ReadyButShort{wantShort(ns, "db", "db", ShortAbsent, 1, "SecretSynced")},
 		},
 	}
@@ -124,10 +125,10 @@ func TestReadyButShort(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			avail := tc.avail
 			if avail == nil {
-				avail = availAll()
+				avail = mt.All()
 			}
-			s := newStore(t, tc.objs...)
-			got := readView(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, avail) })
+			s := mt.NewStore(t, tc.objs...)
+			got := mt.Read(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, avail) })
 			for i := range got {
 				if g := got[i]; g.Reason == ShortMissingKeys && (len(g.MissingKeys) != g.Missing || len(g.Expected) < g.Missing) {
 					t.Errorf("%s: %d missing but keys %v of %v", g.ExternalSecret, g.Missing, g.MissingKeys, g.Expected)
@@ -141,8 +142,8 @@ func TestReadyButShort(t *testing.T) {
 
 // The evidence names the keys the Secret lacks, sorted.
 func TestReadyButShortKeys(t *testing.T) {
-	s := newStore(t, secret("app", "db", "B"), es("app", "db", esData("C", "B", "A")))
-	got := readView(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, availAll()) })
+	s := mt.NewStore(t, mt.Secret("app", "db", "B"), mt.ES("app", "db", mt.ESData("C", "B", "A")))
+	got := mt.Read(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, mt.All()) })
 	if len(got) != 1 || strings.Join(got[0].MissingKeys, ",") != "A,C" || strings.Join(got[0].Expected, ",") != "A,B,C" {
 		t.Fatalf("got %+v", got)
 	}
@@ -152,13 +153,13 @@ func TestReadyButShortKeys(t *testing.T) {
 // clears the finding as soon as the model sees it.
 func TestReadyButShortClears(t *testing.T) {
 	const ns = "app"
-	s := newStore(t, es(ns, "m", esCreation("Merge"), esData("A"), esReady("True", "SecretMissing")))
+	s := mt.NewStore(t, mt.ES(ns, "m", mt.ESCreation("Merge"), mt.ESData("A"), mt.ESReady("True", "SecretMissing")))
 	run := func() []ReadyButShort {
-		return readView(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, availAll()) })
+		return mt.Read(s, func(v model.View) []ReadyButShort { return ReadyButShortES(v, mt.All()) })
 	}
 	checkSlice(t, "before", run(), []ReadyButShort{wantShort(ns, "m", "m", ShortAbsent, 1, "SecretMissing")})
-	s.UpsertSecret(secret(ns, "m"), fxT0)
+	s.UpsertSecret(mt.Secret(ns, "m"), mt.T0)
 	checkSlice(t, "empty", run(), []ReadyButShort{wantShort(ns, "m", "m", ShortEmpty, 1, "SecretMissing")})
-	s.UpsertSecret(secret(ns, "m", "A"), fxT0.Add(1))
+	s.UpsertSecret(mt.Secret(ns, "m", "A"), mt.T0.Add(1))
 	checkSlice(t, "after", run(), nil)
 }

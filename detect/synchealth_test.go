@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func TestSyncHealth(t *testing.T) {
 	const ns = "app"
-	now := fxT0.Add(3 * time.Hour)
+	now := mt.T0.Add(3 * time.Hour)
 	age := func(esName string, d time.Duration, overdue bool) ESSyncAge {
 		return ESSyncAge{Namespace: ns, ExternalSecret: esName, Age: d, Overdue: overdue}
 	}
@@ -24,15 +25,15 @@ func TestSyncHealth(t *testing.T) {
 	}{
 		{
 			name: "Ready, recently synced: an age, nothing else",
-			objs: []any{es(ns, "ok", esRefreshed(now.Add(-10*time.Minute), time.Hour, true)), secretStore("SecretStore", ns, "vault", "True", "Valid")},
+			objs: []any{mt.ES(ns, "ok", mt.ESRefreshed(now.Add(-10*time.Minute), time.Hour, true)), mt.SecretStore(ns, "vault")},
 			ages: []ESSyncAge{age("ok", 10*time.Minute, false)},
 		},
 		{
 			name: "NotReady: False with reason, Unknown without reason",
 			objs: []any{
-				es(ns, "f", esReady("False", "SecretSyncedError"), esRefreshed(time.Time{}, time.Hour, true)),
-				es(ns, "u", esReady("Unknown", ""), esRefreshed(time.Time{}, time.Hour, true)),
-				es(ns, "none", esReady("", ""), esRefreshed(time.Time{}, time.Hour, true)),
+				mt.ES(ns, "f", mt.ESReady("False", "SecretSyncedError"), mt.ESRefreshed(time.Time{}, time.Hour, true)),
+				mt.ES(ns, "u", mt.ESReady("Unknown", ""), mt.ESRefreshed(time.Time{}, time.Hour, true)),
+				mt.ES(ns, "none", mt.ESReady("", ""), mt.ESRefreshed(time.Time{}, time.Hour, true)),
 			},
 			notReady: []ESNotReady{
 				{Namespace: ns, ExternalSecret: "f", Reason: "SecretSyncedError"},
@@ -41,51 +42,51 @@ func TestSyncHealth(t *testing.T) {
 		},
 		{
 			name:     "key removed after a good sync: NotReady and the age keeps growing, overdue",
-			objs:     []any{es(ns, "stale", esReady("False", "SecretSyncedError"), esRefreshed(now.Add(-150*time.Minute), time.Hour, true))},
+			objs:     []any{mt.ES(ns, "stale", mt.ESReady("False", "SecretSyncedError"), mt.ESRefreshed(now.Add(-150*time.Minute), time.Hour, true))},
 			notReady: []ESNotReady{{Namespace: ns, ExternalSecret: "stale", Reason: "SecretSyncedError"}},
 			ages:     []ESSyncAge{age("stale", 150*time.Minute, true)},
 		},
 		{
 			name: "overdue only beyond factor × interval (factor 2)",
 			objs: []any{
-				es(ns, "at", esRefreshed(now.Add(-2*time.Hour), time.Hour, true)),
-				es(ns, "beyond", esRefreshed(now.Add(-2*time.Hour-time.Second), time.Hour, true)),
-				es(ns, "within", esRefreshed(now.Add(-90*time.Minute), time.Hour, true)),
+				mt.ES(ns, "at", mt.ESRefreshed(now.Add(-2*time.Hour), time.Hour, true)),
+				mt.ES(ns, "beyond", mt.ESRefreshed(now.Add(-2*time.Hour-time.Second), time.Hour, true)),
+				mt.ES(ns, "within", mt.ESRefreshed(now.Add(-90*time.Minute), time.Hour, true)),
 			},
 			ages: []ESSyncAge{age("at", 2*time.Hour, false), age("beyond", 2*time.Hour+time.Second, true), age("within", 90*time.Minute, false)},
 		},
 		{
 			name:   "fractional factor",
 			factor: 1.5,
-			objs:   []any{es(ns, "e", esRefreshed(now.Add(-100*time.Minute), time.Hour, true))},
+			objs:   []any{mt.ES(ns, "e", mt.ESRefreshed(now.Add(-100*time.Minute), time.Hour, true))},
 			ages:   []ESSyncAge{age("e", 100*time.Minute, true)},
 		},
 		{
 			name:   "factor 0 disables overdue",
 			factor: -1,
-			objs:   []any{es(ns, "e", esRefreshed(now.Add(-100*time.Hour), time.Hour, true))},
+			objs:   []any{mt.ES(ns, "e", mt.ESRefreshed(now.Add(-100*time.Hour), time.Hour, true))},
 			ages:   []ESSyncAge{age("e", 100*time.Hour, false)},
 		},
 		{
 			name: "refreshInterval 0 never refreshes: never overdue",
-			objs: []any{es(ns, "once", esRefreshed(now.Add(-1000*time.Hour), 0, true))},
+			objs: []any{mt.ES(ns, "once", mt.ESRefreshed(now.Add(-1000*time.Hour), 0, true))},
 			ages: []ESSyncAge{age("once", 1000*time.Hour, false)},
 		},
 		{
 			name: "refreshInterval not set: never overdue",
-			objs: []any{es(ns, "unset", esRefreshed(now.Add(-1000*time.Hour), 0, false))},
+			objs: []any{mt.ES(ns, "unset", mt.ESRefreshed(now.Add(-1000*time.Hour), 0, false))},
 			ages: []ESSyncAge{age("unset", 1000*time.Hour, false)},
 		},
 		{
 			name: "refreshTime in the future (clock skew) clamps to 0",
-			objs: []any{es(ns, "skew", esRefreshed(now.Add(time.Minute), time.Hour, true))},
+			objs: []any{mt.ES(ns, "skew", mt.ESRefreshed(now.Add(time.Minute), time.Hour, true))},
 			ages: []ESSyncAge{age("skew", 0, false)},
 		},
 		{
 			name: "v1beta1 and undecodable ExternalSecrets",
 			objs: []any{
-				es(ns, "old", esAPIVersion("external-secrets.io/v1beta1"), esReady("False", "SecretSyncedError"), esRefreshed(now.Add(-time.Minute), time.Hour, true)),
-				es(ns, "bad", esDecodeErr("decode: x"), esReady("False", "X"), esRefreshed(now.Add(-time.Minute), time.Hour, true)),
+				mt.ES(ns, "old", mt.ESAPIVersion("external-secrets.io/v1beta1"), mt.ESReady("False", "SecretSyncedError"), mt.ESRefreshed(now.Add(-time.Minute), time.Hour, true)),
+				mt.ES(ns, "bad", mt.ESDecodeErr("decode: x"), mt.ESReady("False", "X"), mt.ESRefreshed(now.Add(-time.Minute), time.Hour, true)),
 			},
 			notReady: []ESNotReady{{Namespace: ns, ExternalSecret: "old", Reason: "SecretSyncedError"}},
 			ages:     []ESSyncAge{age("old", time.Minute, false)},
@@ -93,12 +94,12 @@ func TestSyncHealth(t *testing.T) {
 		{
 			name: "stores not ready, both kinds",
 			objs: []any{
-				secretStore("SecretStore", ns, "good", "True", "Valid"),
-				secretStore("SecretStore", ns, "bad", "False", "InvalidProviderConfig"),
-				secretStore("SecretStore", ns, "unk", "Unknown", ""),
-				secretStore("SecretStore", ns, "nocond", "", ""),
-				secretStore("ClusterSecretStore", "", "cbad", "False", "ValidationFailed"),
-				secretStore("ClusterSecretStore", "", "cgood", "True", "Valid"),
+				mt.SecretStore(ns, "good"),
+				mt.SecretStore(ns, "bad", mt.StoreReady("False", "InvalidProviderConfig")),
+				mt.SecretStore(ns, "unk", mt.StoreReady("Unknown", "")),
+				mt.SecretStore(ns, "nocond", mt.StoreReady("", "")),
+				mt.ClusterSecretStore("cbad", mt.StoreReady("False", "ValidationFailed")),
+				mt.ClusterSecretStore("cgood"),
 			},
 			stores: []StoreNotReady{
 				{Namespace: "", Kind: "ClusterSecretStore", Store: "cbad", Reason: "ValidationFailed"},
@@ -109,7 +110,7 @@ func TestSyncHealth(t *testing.T) {
 		{
 			name: "store with a decode error is skipped",
 			objs: []any{func() *model.SecretStore {
-				st := secretStore("SecretStore", ns, "x", "False", "Y")
+				st := mt.SecretStore(ns, "x", mt.StoreReady("False", "Y"))
 				st.DecodeErr = "decode: x"
 				return st
 			}()},
@@ -117,28 +118,28 @@ func TestSyncHealth(t *testing.T) {
 		{
 			name: "SecretStores unavailable: only ClusterSecretStores reported",
 			objs: []any{
-				secretStore("SecretStore", ns, "bad", "False", "R"),
-				secretStore("ClusterSecretStore", "", "cbad", "False", "R"),
+				mt.SecretStore(ns, "bad", mt.StoreReady("False", "R")),
+				mt.ClusterSecretStore("cbad", mt.StoreReady("False", "R")),
 			},
-			avail:  allBut(model.ResSecretStores),
+			avail:  mt.AllBut(model.ResSecretStores),
 			stores: []StoreNotReady{{Namespace: "", Kind: "ClusterSecretStore", Store: "cbad", Reason: "R"}},
 		},
 		{
 			name: "ClusterSecretStores unavailable: only SecretStores reported",
 			objs: []any{
-				secretStore("SecretStore", ns, "bad", "False", "R"),
-				secretStore("ClusterSecretStore", "", "cbad", "False", "R"),
+				mt.SecretStore(ns, "bad", mt.StoreReady("False", "R")),
+				mt.ClusterSecretStore("cbad", mt.StoreReady("False", "R")),
 			},
-			avail:  allBut(model.ResClusterSecretStores),
+			avail:  mt.AllBut(model.ResClusterSecretStores),
 			stores: []StoreNotReady{{Namespace: ns, Kind: "SecretStore", Store: "bad", Reason: "R"}},
 		},
 		{
 			name: "ExternalSecrets unavailable: no ExternalSecret output, stores remain",
 			objs: []any{
-				es(ns, "f", esReady("False", "E"), esRefreshed(now.Add(-5*time.Hour), time.Hour, true)),
-				secretStore("SecretStore", ns, "bad", "False", "R"),
+				mt.ES(ns, "f", mt.ESReady("False", "E"), mt.ESRefreshed(now.Add(-5*time.Hour), time.Hour, true)),
+				mt.SecretStore(ns, "bad", mt.StoreReady("False", "R")),
 			},
-			avail:  allBut(model.ResExternalSecrets),
+			avail:  mt.AllBut(model.ResExternalSecrets),
 			stores: []StoreNotReady{{Namespace: ns, Kind: "SecretStore", Store: "bad", Reason: "R"}},
 		},
 	}
@@ -146,7 +147,7 @@ func TestSyncHealth(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			avail := tc.avail
 			if avail == nil {
-				avail = availAll()
+				avail = mt.All()
 			}
 			factor := tc.factor
 			switch {
@@ -155,8 +156,8 @@ func TestSyncHealth(t *testing.T) {
 			case factor < 0:
 				factor = 0
 			}
-			s := newStore(t, tc.objs...)
-			got := readView(s, func(v model.View) SyncHealthResult { return SyncHealth(v, avail, now, factor) })
+			s := mt.NewStore(t, tc.objs...)
+			got := mt.Read(s, func(v model.View) SyncHealthResult { return SyncHealth(v, avail, now, factor) })
 			checkSlice(t, "NotReady", got.NotReady, tc.notReady)
 			checkSlice(t, "Ages", got.Ages, tc.ages)
 			checkSlice(t, "Stores", got.Stores, tc.stores)

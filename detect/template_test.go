@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // ESO (v0.20.4, externalsecret_controller_template.go) writes spec.data keys only
@@ -36,17 +37,11 @@ func TestESExpectedKeysTemplateSemantics(t *testing.T) {
 // During a rollout the replicas of one Deployment may read different keys of a
 // Secret that does not exist: the absent finding counts every pod.
 func TestAbsentSecretCountsEveryPod(t *testing.T) {
-	s := model.NewStore(nil)
+	s := mt.NewStore(t)
 	for i, key := range []string{"A", "A", "B", "B"} {
-		p := &model.Pod{Phase: "Running", Workload: model.Workload{Kind: "Deployment", Name: "api"},
-			Uses: []model.SecretUse{{Secret: "gone", Key: key, Via: model.ViaEnv, Container: "c"}}}
-		p.Namespace, p.Name = "ns", "api-"+string(rune('a'+i))
-		s.UpsertPod(p)
+		s.UpsertPod(mt.WithWorkload(mt.Pod("ns", "api-"+string(rune('a'+i)), mt.Env("gone", key)), "Deployment", "api"))
 	}
-	var res MissingKeysResult
-	s.Read(func(v model.View) {
-		res = MissingKeys(v, model.Availability{model.ResSecrets: true, model.ResPods: true})
-	})
+	res := mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.Only(model.ResSecrets, model.ResPods)) })
 	if len(res.Absent) != 1 || !reflect.DeepEqual(res.Absent[0].Consumers, []Consumer{{Kind: "Deployment", Name: "api", Pods: 4}}) {
 		t.Fatalf("absent: %+v", res.Absent)
 	}
@@ -55,16 +50,13 @@ func TestAbsentSecretCountsEveryPod(t *testing.T) {
 // ESO refreshes on the interval only with refreshPolicy Periodic (the default).
 func TestOverdueOnlyForPeriodicRefresh(t *testing.T) {
 	now := time.Unix(100000, 0)
-	s := model.NewStore(nil)
+	s := mt.NewStore(t)
 	for _, pol := range []string{"", "Periodic", "CreatedOnce", "OnChange"} {
-		e := &model.ExternalSecret{RefreshPolicy: pol, RefreshInterval: time.Hour, RefreshIntervalSet: true,
-			RefreshTime: now.Add(-10 * time.Hour), Ready: model.Condition{Status: "True"}}
-		e.Namespace, e.Name = "ns", "es-"+pol
-		s.UpsertExternalSecret(e)
+		s.UpsertExternalSecret(mt.ES("ns", "es-"+pol, mt.ESRefreshPolicy(pol), mt.ESRefreshed(now.Add(-10*time.Hour), time.Hour, true)))
 	}
 	var overdue []string
 	s.Read(func(v model.View) {
-		for _, a := range SyncHealth(v, model.Availability{model.ResExternalSecrets: true}, now, 3).Ages {
+		for _, a := range SyncHealth(v, mt.Only(model.ResExternalSecrets), now, 3).Ages {
 			if a.Overdue {
 				overdue = append(overdue, a.ExternalSecret)
 			}

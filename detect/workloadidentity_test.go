@@ -5,18 +5,17 @@ import (
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 func TestWorkloadIdentity(t *testing.T) {
-	sa := func(ns, name string, ann ...string) *model.ServiceAccount {
-		s := &model.ServiceAccount{ObjectMeta: migMeta(ns, name)}
-		for i := 0; i+1 < len(ann); i += 2 {
-			migAnnotate(&s.ObjectMeta, ann[i], ann[i+1])
-		}
-		return s
-	}
+	sa := mt.ServiceAccount
 	st := func(kind, ns, name, provider, auth string, ref *model.Ref) *model.SecretStore {
-		return &model.SecretStore{ObjectMeta: migMeta(ns, name), StoreKind: kind, Provider: provider, AuthType: auth, AuthSA: ref}
+		opts := []mt.StoreOption{mt.StoreProvider(provider), mt.StoreAuth(auth, ref)}
+		if kind == "ClusterSecretStore" {
+			return mt.ClusterSecretStore(name, opts...)
+		}
+		return mt.SecretStore(ns, name, opts...)
 	}
 	r := func(ns, name string) *model.Ref { return &model.Ref{Namespace: ns, Name: name} }
 	eso := model.Ref{Namespace: "eso", Name: "eso-controller"}
@@ -77,7 +76,7 @@ func TestWorkloadIdentity(t *testing.T) {
 		{name: "vault kubernetes auth: SA exists", store: st("SecretStore", "app", "v", "vault", "jwt", r("app", "v")),
 			sas: []*model.ServiceAccount{sa("app", "v")}},
 		{name: "unavailable ServiceAccounts: silent", store: st("SecretStore", "app", "aws", "aws", "jwt", r("app", "reader")),
-			avail: migAvail(model.ResSecretStores, model.ResClusterSecretStores)},
+			avail: mt.Only(model.ResSecretStores, model.ResClusterSecretStores)},
 		{name: "decode error: silent", store: func() *model.SecretStore {
 			s := st("SecretStore", "app", "aws", "aws", "jwt", r("app", "reader"))
 			s.DecodeErr = "decode: x"
@@ -86,13 +85,13 @@ func TestWorkloadIdentity(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := migWorld{stores: []*model.SecretStore{c.store}, sas: c.sas}
+			w := mt.NewStore(t, c.store, c.sas)
 			avail := c.avail
 			if avail == nil {
-				avail = migAvail()
+				avail = mt.All()
 			}
 			var got []want
-			w.store().Read(func(v model.View) {
+			w.Read(func(v model.View) {
 				for _, p := range WorkloadIdentity(v, avail, c.eso) {
 					if p.StoreNamespace != c.store.Namespace {
 						t.Errorf("store namespace %q", p.StoreNamespace)

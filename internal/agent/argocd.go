@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/argocd"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -48,7 +49,7 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Register(c); err != nil {
+	if err := a.Register(collectors.NewArgoCDAPI(c)); err != nil {
 		return fmt.Errorf("argocd: register metrics: %w", err)
 	}
 	log.Info("argocd: polling the API for desired state", "server", cfg.Server)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // Only Applications that manage a Secret or an ExternalSecret as desired state
@@ -12,7 +13,7 @@ import (
 func TestAppsManagingSecretsSkipsHooks(t *testing.T) {
 	s := model.NewStore(nil)
 	app := func(name string, res ...model.ArgoResource) {
-		s.UpsertApp(&model.ArgoApp{ObjectMeta: model.ObjectMeta{Namespace: "argocd", Name: name}, Resources: res})
+		s.UpsertApp(mt.App("argocd", name, mt.AppResources(res...)))
 	}
 	app("es", model.ArgoResource{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api"})
 	app("secret", model.ArgoResource{Kind: "Secret", Namespace: "shop", Name: "db"})

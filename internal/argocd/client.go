@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,7 +22,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -95,8 +95,8 @@ type Sink interface {
 var _ Sink = (*model.Store)(nil)
 
 // Client polls GET /api/v1/applications/{name}/managed-resources for the desired
-// state of the Secrets and ExternalSecrets Applications manage. It is a
-// prometheus.Collector of its own request metrics.
+// state of the Secrets and ExternalSecrets Applications manage. Its request
+// counts (APIStats) are exported by collectors.ArgoCDAPI.
 type Client struct {
 	cfg     ClientConfig
 	base    *url.URL
@@ -104,8 +104,12 @@ type Client struct {
 	limiter *rate.Limiter
 	log     *slog.Logger
 
-	requests *prometheus.CounterVec
-	up       prometheus.Gauge
+	// requests counts API requests per HTTP status code ("timeout", "error"
+	// when no response arrived); up is 1 when the last request was answered
+	// and understood. collectors.ArgoCDAPI exports both.
+	statsMu  sync.Mutex
+	requests map[string]uint64
+	up       atomic.Bool
 	// asked is set once a round has tried the API: api_up is exported only
 	// then, so an agent with no Application managing Secrets (never a request)
 	// does not report the API down.
@@ -163,32 +167,30 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		http: &http.Client{Transport: rt,
 			// A redirect is an error: never replay the bearer token to another URL.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		limiter: rate.NewLimiter(rate.Limit(cfg.RPS), 1),
-		log:     cfg.Logger,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftwatch_argocd_requests_total",
-			Help: "Requests to the Argo CD API by HTTP status code (\"timeout\" or \"error\" when no response arrived)."}, []string{"code"}),
-		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftwatch_argocd_api_up",
-			Help: "1 when the last request to the Argo CD API was answered and understood, 0 otherwise."}),
-		warned: map[model.Ref]int{},
+		limiter:  rate.NewLimiter(rate.Limit(cfg.RPS), 1),
+		log:      cfg.Logger,
+		requests: map[string]uint64{},
+		warned:   map[model.Ref]int{},
 	}
 	for _, code := range []string{"200", "401", "500", "timeout", "error"} {
-		c.requests.WithLabelValues(code) // start the common series at 0
+		c.requests[code] = 0 // start the common series at 0
 	}
 	return c, nil
 }
 
-// Describe implements prometheus.Collector.
-func (c *Client) Describe(ch chan<- *prometheus.Desc) {
-	c.requests.Describe(ch)
-	c.up.Describe(ch)
+// APIStats reports the requests per status code, whether a round has tried
+// the API yet, and whether the last request was answered and understood.
+func (c *Client) APIStats() (requests map[string]uint64, asked, up bool) {
+	c.statsMu.Lock()
+	requests = maps.Clone(c.requests)
+	c.statsMu.Unlock()
+	return requests, c.asked.Load(), c.up.Load()
 }
 
-// Collect implements prometheus.Collector.
-func (c *Client) Collect(ch chan<- prometheus.Metric) {
-	c.requests.Collect(ch)
-	if c.asked.Load() {
-		c.up.Collect(ch)
-	}
+func (c *Client) count(code string) {
+	c.statsMu.Lock()
+	c.requests[code]++
+	c.statsMu.Unlock()
 }
 
 // readToken reads the bearer token, refusing a world-readable file. Errors never
@@ -284,19 +286,19 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 		} else {
 			err = fmt.Errorf("argocd: managed-resources of application %s: %w", app, unwrapURLError(err))
 		}
-		c.requests.WithLabelValues(code).Inc()
-		c.up.Set(0)
+		c.count(code)
+		c.up.Store(false)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	c.requests.WithLabelValues(strconv.Itoa(resp.StatusCode)).Inc()
+	c.count(strconv.Itoa(resp.StatusCode))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		se := &StatusError{App: app, Code: resp.StatusCode}
 		if se.perApp() {
-			c.up.Set(1) // the API answered and accepted the token
+			c.up.Store(true) // the API answered and accepted the token
 		} else {
-			c.up.Set(0)
+			c.up.Store(false)
 		}
 		return nil, se
 	}
@@ -307,10 +309,10 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 		} else {
 			err = fmt.Errorf("argocd: managed-resources of application %s: %w", app, err)
 		}
-		c.up.Set(0)
+		c.up.Store(false)
 		return nil, err
 	}
-	c.up.Set(1)
+	c.up.Store(true)
 	var out []model.DesiredObject
 	for _, it := range items {
 		if !wanted(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
@@ -552,7 +554,7 @@ func (c *Client) PollOnce(ctx context.Context, apps []model.Ref, sink Sink) erro
 	tok, err := readToken(c.cfg.TokenFile)
 	if err != nil {
 		c.asked.Store(true)
-		c.up.Set(0)
+		c.up.Store(false)
 		return err
 	}
 	for _, app := range apps {

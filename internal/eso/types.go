@@ -83,8 +83,21 @@ type ExternalSecretDataRemoteRef struct {
 }
 
 type ExternalSecretDataFromRemote struct {
-	Extract *ExternalSecretDataRemoteRef `json:"extract,omitempty"`
-	Find    *ExternalSecretFind          `json:"find,omitempty"`
+	Extract   *ExternalSecretDataRemoteRef `json:"extract,omitempty"`
+	Find      *ExternalSecretFind          `json:"find,omitempty"`
+	SourceRef *StoreGeneratorSourceRef     `json:"sourceRef,omitempty"`
+}
+
+// StoreGeneratorSourceRef is dataFrom[].sourceRef: a generator instead of the
+// store (its storeRef is not read).
+type StoreGeneratorSourceRef struct {
+	GeneratorRef *GeneratorRef `json:"generatorRef,omitempty"`
+}
+
+// GeneratorRef names a generator resource (Password, ECRAuthorizationToken...).
+type GeneratorRef struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
 }
 
 type ExternalSecretFind struct {

@@ -49,8 +49,19 @@ func decodeExternalSecret(obj map[string]any, es *eso.ExternalSecret) string {
 		}
 		for _, e := range d.list(spec["dataFrom"], "spec.dataFrom") {
 			var df eso.ExternalSecretDataFromRemote
-			if m := d.object(e, "spec.dataFrom[]"); m != nil && d.object(m["find"], "spec.dataFrom[].find") != nil {
-				df.Find = &eso.ExternalSecretFind{}
+			if m := d.object(e, "spec.dataFrom[]"); m != nil {
+				if d.object(m["find"], "spec.dataFrom[].find") != nil {
+					df.Find = &eso.ExternalSecretFind{}
+				}
+				if sr := d.object(m["sourceRef"], "spec.dataFrom[].sourceRef"); sr != nil {
+					if g := d.object(sr["generatorRef"], "spec.dataFrom[].sourceRef.generatorRef"); g != nil {
+						df.SourceRef = &eso.StoreGeneratorSourceRef{GeneratorRef: &eso.GeneratorRef{
+							Kind: d.str(g["kind"], "spec.dataFrom[].sourceRef.generatorRef.kind"),
+							Name: d.str(g["name"], "spec.dataFrom[].sourceRef.generatorRef.name")}}
+					} else {
+						df.SourceRef = &eso.StoreGeneratorSourceRef{}
+					}
+				}
 			}
 			sp.DataFrom = append(sp.DataFrom, df)
 		}

@@ -102,6 +102,9 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		if df.Find != nil {
 			rec.DataFromFind++
 		}
+		if df.SourceRef != nil && df.SourceRef.GeneratorRef != nil {
+			rec.DataFromGenerators++
+		}
 	}
 	rec.StoreKind = model.Intern(sp.SecretStoreRef.Kind)
 	if rec.StoreKind == "" {
@@ -239,7 +242,7 @@ func creationPolicyApplied(entries []metav1.ManagedFieldsEntry) string {
 	verdict := ""
 	for _, e := range entries {
 		if e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil ||
-			len(e.FieldsV1.GetRawBytes()) > maxFieldsV1 {
+			len(parse.FieldsJSON(e.FieldsV1)) > maxFieldsV1 {
 			continue
 		}
 		var f struct {
@@ -249,7 +252,7 @@ func creationPolicyApplied(entries []metav1.ManagedFieldsEntry) string {
 				} `json:"f:target"`
 			} `json:"f:spec"`
 		}
-		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil || f.Spec == nil {
+		if json.Unmarshal(parse.FieldsJSON(e.FieldsV1), &f) != nil || f.Spec == nil {
 			continue
 		}
 		if f.Spec.Target != nil && f.Spec.Target.CreationPolicy != nil {

@@ -97,6 +97,7 @@ func esReadFields(in eso.ExternalSecret) eso.ExternalSecret {
 		if df.Find != nil {
 			o.Find = &eso.ExternalSecretFind{}
 		}
+		o.SourceRef = df.SourceRef
 		out.Spec.DataFrom = append(out.Spec.DataFrom, o)
 	}
 	out.Status.RefreshTime = in.Status.RefreshTime
@@ -116,6 +117,8 @@ func TestExternalSecretDecodeMatchesConverter(t *testing.T) {
 		  "dataFrom":[{"find":{"name":{"regexp":".*"}}},{"extract":{"key":"k"}},{"find":null}]},
 		 "status":{"refreshTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Ready","status":"False","reason":"SecretSyncedError","lastTransitionTime":"2026-01-01T00:00:00+02:00"}]}}`,
 		`{"spec":{"target":{"template":{}},"refreshInterval":null,"data":[]},"status":{}}`,
+		`{"spec":{"refreshInterval":"0s","dataFrom":[{"sourceRef":{"generatorRef":{"apiVersion":"generators.external-secrets.io/v1alpha1","kind":"Password","name":"pw"}}},
+		  {"sourceRef":{"storeRef":{"name":"other","kind":"SecretStore"}},"extract":{"key":"k"}},{"sourceRef":null}]}}`,
 		`{"spec":{"target":{"template":{"data":{},"templateFrom":[]}}}}`,
 		`{"spec":null,"status":null}`,
 		`{}`,
@@ -128,6 +131,8 @@ func TestExternalSecretDecodeMatchesConverter(t *testing.T) {
 		`{"spec":{"target":{"template":{"data":{"k":1}}}}}`,
 		`{"spec":{"target":{"template":{"templateFrom":[{"configMap":{"items":[{"key":true}]}}]}}}}`,
 		`{"spec":{"dataFrom":[{"find":"x"}]}}`,
+		`{"spec":{"dataFrom":[{"sourceRef":{"generatorRef":"Password"}}]}}`,
+		`{"spec":{"dataFrom":[{"sourceRef":{"generatorRef":{"name":7}}}]}}`,
 		`{"status":{"refreshTime":"yesterday"}}`,
 		`{"status":{"conditions":[{"type":["Ready"]}]}}`,
 		`{"spec":[]}`,

@@ -260,8 +260,10 @@ func TestExternalSecretTransform(t *testing.T) {
 					"data": map[string]any{"DSN": "postgres://{{ .user }}"},
 					"templateFrom": []any{map[string]any{"configMap": map[string]any{"name": "tpl", "items": []any{
 						map[string]any{"key": "config.yaml"}, map[string]any{"key": "dyn", "templateAs": "KeysAndValues"}}}}}}},
-				"data":     []any{map[string]any{"secretKey": "user", "remoteRef": map[string]any{"key": "db/user"}}},
-				"dataFrom": []any{map[string]any{"find": map[string]any{"name": map[string]any{"regexp": ".*"}}}},
+				"data": []any{map[string]any{"secretKey": "user", "remoteRef": map[string]any{"key": "db/user"}}},
+				"dataFrom": []any{map[string]any{"find": map[string]any{"name": map[string]any{"regexp": ".*"}}},
+					map[string]any{"sourceRef": map[string]any{"generatorRef": map[string]any{"kind": "Password", "name": "pw"}}},
+					map[string]any{"sourceRef": map[string]any{"storeRef": map[string]any{"name": "other"}}, "extract": map[string]any{"key": "k"}}},
 			},
 			"status": map[string]any{"refreshTime": "2026-01-01T00:00:00Z",
 				"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "SecretSynced"}}},
@@ -273,7 +275,7 @@ func TestExternalSecretTransform(t *testing.T) {
 		if rec.DecodeErr != "" || rec.Target != "db" || rec.CreationPolicy != "Owner" || rec.DeletionPolicy != "Retain" ||
 			rec.StoreKind != "ClusterSecretStore" || rec.StoreName != "vault" || rec.RefreshInterval != 15*time.Minute ||
 			!rec.RefreshIntervalSet || rec.Ready.Status != "True" || rec.RefreshTime.IsZero() || rec.DataFromFind != 1 ||
-			rec.TemplateMergePolicy != "Merge" || rec.APIVersion != v {
+			rec.DataFrom != 3 || rec.DataFromGenerators != 1 || rec.TemplateMergePolicy != "Merge" || rec.APIVersion != v {
 			t.Fatalf("%s: record %+v", v, rec)
 		}
 		if !reflect.DeepEqual(rec.DataKeys, []string{"user"}) || !reflect.DeepEqual(rec.TemplateKeys, []string{"DSN", "config.yaml"}) ||

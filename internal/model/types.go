@@ -206,8 +206,11 @@ type ExternalSecret struct {
 	// DataFrom counts spec.dataFrom entries; DataFromFind those using find.
 	DataFrom     int
 	DataFromFind int
-	StoreKind    string // SecretStore or ClusterSecretStore
-	StoreName    string
+	// DataFromGenerators counts spec.dataFrom entries whose source is a
+	// generator (sourceRef.generatorRef): values made, not read from a store.
+	DataFromGenerators int
+	StoreKind          string // SecretStore or ClusterSecretStore
+	StoreName          string
 	// RefreshInterval is spec.refreshInterval; RefreshIntervalSet is false when absent.
 	RefreshInterval    time.Duration
 	RefreshIntervalSet bool

@@ -19,6 +19,25 @@ const (
 	MaxFieldsV1Bytes = 512 << 10
 )
 
+// FieldsJSON returns a managedFields entry's fieldsV1 as JSON. apimachinery
+// v0.37 deprecates the Raw field for GetRawBytes; the apicompat module that
+// proves the Argo CD structs pins Argo CD's older apimachinery, which has only
+// Raw (and MarshalJSON, which returns it). Either way no field is read that one
+// of them lacks.
+func FieldsJSON(f *metav1.FieldsV1) []byte {
+	if f == nil {
+		return nil
+	}
+	if g, ok := any(f).(interface{ GetRawBytes() []byte }); ok {
+		return g.GetRawBytes()
+	}
+	b, err := f.MarshalJSON()
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
 // Field sets for ManagedFields' dataFields.
 var (
 	// SecretDataFields: a write of a Secret's contents.
@@ -52,7 +71,7 @@ func ManagedFields(entries []metav1.ManagedFieldsEntry, dataFields ...string) []
 			mf.Time = e.Time.Time
 		}
 		if e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == "") {
-			mf.OwnsData = ownsTopLevel(e.FieldsV1.GetRawBytes(), dataFields)
+			mf.OwnsData = ownsTopLevel(FieldsJSON(e.FieldsV1), dataFields)
 		}
 		out = append(out, mf)
 	}
@@ -123,7 +142,7 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 	}
 	writer := -1
 	for i := range entries {
-		if usableEntry(&entries[i]) && ownsPath(entries[i].FieldsV1.GetRawBytes(), PathLastApplied) {
+		if usableEntry(&entries[i]) && ownsPath(FieldsJSON(entries[i].FieldsV1), PathLastApplied) {
 			writer = i
 			break
 		}
@@ -135,7 +154,7 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 	for f, alts := range fields {
 		owns := func(e *metav1.ManagedFieldsEntry) bool {
 			for _, p := range alts {
-				if ownsPath(e.FieldsV1.GetRawBytes(), p) {
+				if ownsPath(FieldsJSON(e.FieldsV1), p) {
 					return true
 				}
 			}
@@ -161,7 +180,7 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 
 func usableEntry(e *metav1.ManagedFieldsEntry) bool {
 	return e.Subresource == "" && e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == "") &&
-		len(e.FieldsV1.GetRawBytes()) <= MaxFieldsV1Bytes
+		len(FieldsJSON(e.FieldsV1)) <= MaxFieldsV1Bytes
 }
 
 func entryTime(e *metav1.ManagedFieldsEntry) time.Time {

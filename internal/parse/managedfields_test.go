@@ -156,3 +156,14 @@ func TestLastAppliedHolds(t *testing.T) {
 		})
 	}
 }
+
+func TestFieldsJSON(t *testing.T) {
+	if FieldsJSON(nil) != nil {
+		t.Error("nil fieldsV1 is nil JSON")
+	}
+	raw := `{"f:data":{"f:a":{}}}`
+	f := metav1.NewFieldsV1(raw)
+	if got := string(FieldsJSON(f)); got != raw {
+		t.Errorf("FieldsJSON = %q, want %q", got, raw)
+	}
+}

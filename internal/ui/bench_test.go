@@ -9,6 +9,7 @@ import (
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 	"github.com/driftwatch/driftwatch/internal/ui"
 )
 
@@ -30,19 +31,13 @@ func benchModel(n int) (*model.Store, []dwcollectors.Finding) {
 	for i := 0; i < n; i++ {
 		ns := fmt.Sprintf("team-%02d", i%40)
 		name := fmt.Sprintf("app-%04d-config", i)
-		st.UpsertSecret(&model.Secret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name}, Type: "Opaque",
-			Keys:     model.NewKeySet(map[string]model.KeyInfo{"DB_PASSWORD": {Len: 12}, "API_KEY": {Len: 20}}),
-			Managers: []model.ManagedField{{Manager: "external-secrets", Operation: "Update", OwnsData: true, Time: now}}}, now)
-		st.UpsertExternalSecret(&model.ExternalSecret{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name}, Target: name,
-			StoreKind: "SecretStore", StoreName: fmt.Sprintf("vault-%d", i%10), DataKeys: []string{"API_KEY", "DB_PASSWORD", "STRIPE_KEY"},
-			CreationPolicy: "Owner", Ready: model.Condition{Status: "True", Reason: "SecretSynced"}})
-		st.UpsertStore(&model.SecretStore{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("vault-%d", i%10)},
-			StoreKind: "SecretStore", Provider: "vault", Ready: model.Condition{Status: "True", Reason: "Valid"}})
+		st.UpsertSecret(mt.WithManagers(mt.Secret(ns, name, "DB_PASSWORD", "API_KEY"), mt.Write("external-secrets", now)), now)
+		st.UpsertExternalSecret(mt.BareES(ns, name, mt.ESStore("SecretStore", fmt.Sprintf("vault-%d", i%10)),
+			mt.ESData("API_KEY", "DB_PASSWORD", "STRIPE_KEY"), mt.ESCreation("Owner"), mt.ESReady("True", "SecretSynced")))
+		st.UpsertStore(mt.SecretStore(ns, fmt.Sprintf("vault-%d", i%10), mt.StoreProvider("vault")))
 		for p := 0; p < 2; p++ {
-			st.UpsertPod(&model.Pod{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%04d-%d", i, p)}, Phase: "Running",
-				Workload: model.Workload{Kind: "Deployment", Name: fmt.Sprintf("app-%04d", i)},
-				Uses: []model.SecretUse{{Secret: name, Key: "DB_PASSWORD", Via: model.ViaEnv, Container: "app"},
-					{Secret: name, Key: "STRIPE_KEY", Via: model.ViaEnv, Container: "app", Optional: true}}})
+			st.UpsertPod(mt.WithWorkload(mt.Pod(ns, fmt.Sprintf("app-%04d-%d", i, p), mt.Env(name, "DB_PASSWORD"), mt.OptEnv(name, "STRIPE_KEY")),
+				"Deployment", fmt.Sprintf("app-%04d", i)))
 		}
 		cons := []dwcollectors.Consumer{{Kind: "Deployment", Name: fmt.Sprintf("app-%04d", i), Pods: 2}}
 		obj := dwcollectors.ObjectID{Kind: "Secret", Namespace: ns, Name: name}

@@ -44,7 +44,6 @@ type svgEdge struct {
 	from, to string
 	bad      bool
 	dashed   bool // an expectation, not a write
-	label    string
 }
 
 // clip shortens s to at most n runes with an ellipsis.

@@ -7,6 +7,7 @@ import (
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
 
 // Text in the picture comes from the cluster (field manager names are free
@@ -15,12 +16,8 @@ func TestSVGEscapesAndMarks(t *testing.T) {
 	st := model.NewStore(nil)
 	now := time.Now()
 	evil := `<script>alert("x")</script>&`
-	st.UpsertSecret(&model.Secret{ObjectMeta: model.ObjectMeta{Namespace: "ns", Name: "app"},
-		Keys:     model.NewKeySet(map[string]model.KeyInfo{"A": {Len: 1}}),
-		Managers: []model.ManagedField{{Manager: evil, Operation: "Update", OwnsData: true, Time: now}}}, now)
-	st.UpsertPod(&model.Pod{ObjectMeta: model.ObjectMeta{Namespace: "ns", Name: "web-1"}, Phase: "Running",
-		Workload: model.Workload{Kind: "Deployment", Name: "web"},
-		Uses:     []model.SecretUse{{Secret: "app", Key: "B", Via: model.ViaEnv, Container: "c"}, {Secret: "app", Key: "A", Via: model.ViaEnv, Container: "c"}}})
+	st.UpsertSecret(mt.WithManagers(mt.Secret("ns", "app", "A"), mt.Write(evil, now)), now)
+	st.UpsertPod(mt.WithWorkload(mt.Pod("ns", "web-1", mt.Env("app", "B"), mt.Env("app", "A")), "Deployment", "web"))
 	fam, _ := dwcollectors.Lookup("driftwatch_secret_missing_key")
 	fs := []dwcollectors.Finding{{Family: fam, Severity: dwcollectors.SevCritical, Object: dwcollectors.ObjectID{Kind: "Secret", Namespace: "ns", Name: "app"},
 		Labels: map[string]string{"namespace": "ns", "secret": "app", "key": "B", "source": "pod", "optional": "false"}, Value: 1}}

@@ -88,6 +88,8 @@ func v1Fixtures() fixtures {
 					Path: ref("prod/"), Name: &esv1.FindName{RegExp: "^app-.*"},
 					Tags: map[string]string{"team": "payments", "env": "prod"},
 				}},
+				{SourceRef: &esv1.StoreGeneratorSourceRef{GeneratorRef: &esv1.GeneratorRef{
+					APIVersion: "generators.external-secrets.io/v1alpha1", Kind: "Password", Name: "db-password"}}},
 			},
 		},
 		Status: esv1.ExternalSecretStatus{

@@ -87,6 +87,8 @@ func v1beta1Fixtures() fixtures {
 					Path: ref("prod/"), Name: &esv1beta1.FindName{RegExp: "^app-.*"},
 					Tags: map[string]string{"team": "payments", "env": "prod"},
 				}},
+				{SourceRef: &esv1beta1.StoreGeneratorSourceRef{GeneratorRef: &esv1beta1.GeneratorRef{
+					APIVersion: "generators.external-secrets.io/v1alpha1", Kind: "Password", Name: "db-password"}}},
 			},
 		},
 		Status: esv1beta1.ExternalSecretStatus{

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"github.com/driftwatch/driftwatch/collectors"
+
 	"fmt"
 	"io"
 	"maps"
@@ -131,4 +133,19 @@ func ScrapeURL(url string) ([]Series, error) {
 		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return ParseMetrics(resp.Body)
+}
+
+// IsFinding reports whether a scraped series is the current state of a
+// finding about a namespace: its family's catalog declaration says so
+// (collectors.Family.StateOfFinding: finding gauges and the object series that
+// exist only with a finding, such as a short Secret's readers), and it names a
+// namespace. Object metrics (sync age, inventory, compare readiness), counters
+// of past events and the agent's own health are not.
+func IsFinding(s Series) bool {
+	f, ok := collectors.Lookup(s.Name)
+	if !ok {
+		return false
+	}
+	_, hasNS := s.Labels["namespace"]
+	return hasNS && f.StateOfFinding()
 }

@@ -15,22 +15,8 @@ import (
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
-// objectMetrics describe objects, not findings; every other driftwatch_ series
-// that names a namespace is a finding (as in test/e2e/detectors).
-var objectMetrics = map[string]bool{
-	"driftwatch_externalsecret_sync_age_seconds":           true,
-	"driftwatch_secret_consumer_info":                      true,
-	"driftwatch_secret_consumer_pods":                      true,
-	"driftwatch_secret_last_data_change_timestamp_seconds": true,
-	"driftwatch_secret_flips_total":                        true,
-	"driftwatch_compare_ready":                             true,
-}
-
-// isFinding reports whether a scraped series is a finding.
-func isFinding(s cluster.Series) bool {
-	_, hasNS := s.Labels["namespace"]
-	return strings.HasPrefix(s.Name, "driftwatch_") && hasNS && !objectMetrics[s.Name]
-}
+// isFinding reports whether a scraped series is a finding (the catalog says).
+func isFinding(s cluster.Series) bool { return cluster.IsFinding(s) }
 
 // page is one page-grade finding: the alert the shipped rules would fire and
 // the object it names.

@@ -21,17 +21,6 @@ func TestMain(m *testing.M) {
 
 const wait = 60 * time.Second
 
-// objectMetrics describe objects, not findings; every other driftwatch_ series
-// that names a namespace is a finding.
-var objectMetrics = map[string]bool{
-	"driftwatch_externalsecret_sync_age_seconds":           true,
-	"driftwatch_secret_consumer_info":                      true,
-	"driftwatch_secret_consumer_pods":                      true,
-	"driftwatch_secret_last_data_change_timestamp_seconds": true,
-	"driftwatch_secret_flips_total":                        true,
-	"driftwatch_compare_ready":                             true,
-}
-
 // findings returns the finding series of one namespace as sorted strings.
 func findings(t *testing.T, a *cluster.Agent, ns string) []string {
 	t.Helper()
@@ -41,7 +30,7 @@ func findings(t *testing.T, a *cluster.Agent, ns string) []string {
 	}
 	var out []string
 	for _, s := range all {
-		if !strings.HasPrefix(s.Name, "driftwatch_") || objectMetrics[s.Name] || s.Labels["namespace"] != ns {
+		if !cluster.IsFinding(s) || s.Labels["namespace"] != ns {
 			continue
 		}
 		out = append(out, s.String())

@@ -65,17 +65,6 @@ const (
 	quiet       = 3 * time.Second // sampled quiet time between faults
 )
 
-// objectMetrics describe objects, not findings; every other driftwatch_
-// series naming the namespace is a finding (as in test/e2e/detectors).
-var objectMetrics = map[string]bool{
-	"driftwatch_externalsecret_sync_age_seconds":           true,
-	"driftwatch_secret_consumer_info":                      true,
-	"driftwatch_secret_consumer_pods":                      true,
-	"driftwatch_secret_last_data_change_timestamp_seconds": true,
-	"driftwatch_secret_flips_total":                        true,
-	"driftwatch_compare_ready":                             true,
-}
-
 const fakeStore = `
 apiVersion: external-secrets.io/v1
 kind: SecretStore
@@ -272,7 +261,7 @@ func (s *sampler) since(t time.Time) []sample {
 func findingsOf(all []cluster.Series, ns string) []string {
 	var out []string
 	for _, s := range all {
-		if !strings.HasPrefix(s.Name, "driftwatch_") || objectMetrics[s.Name] || s.Labels["namespace"] != ns {
+		if !cluster.IsFinding(s) || s.Labels["namespace"] != ns {
 			continue
 		}
 		out = append(out, s.String())
