@@ -96,7 +96,7 @@ var scenarios = []struct {
 		"--set", "prometheusRule.clusterLabel=k8s_cluster",
 		"--set", "extraEnv[0].name=GOMEMLIMIT", "--set", "extraEnv[0].value=400MiB",
 	}},
-	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "podDisruptionBudget.enabled=true"}},
+	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "sharding.watch=namespaces", "--set", "podDisruptionBudget.enabled=true"}},
 	{"namespaced", []string{"--set", "rbac.namespaced=true", "--set", "rbac.namespaces={team-a,team-b}"}},
 }
 
@@ -126,6 +126,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"--set", "namespaces={Not_A_Namespace}"},
 		{"--set", "unknownKey=1"},
 		{"--set", "sharding.shards=0"},
+		{"--set", "sharding.watch=pods"},
 		{"--set", "prometheusRule.clusterLabel=k8s-cluster"},
 		{"--set", "prometheusRule.clusterLabel=__cluster"},
 	} {
@@ -538,8 +539,8 @@ func TestChartRenders(t *testing.T) {
 					t.Errorf("replicas %v, want 3", ss.Spec.Replicas)
 				}
 				c := ss.Spec.Template.Spec.Containers[0]
-				if !contains(c.Args, "--total-shards=3") {
-					t.Errorf("args %v: want --total-shards=3", c.Args)
+				if !contains(c.Args, "--total-shards=3") || !contains(c.Args, "--shard-watch=namespaces") {
+					t.Errorf("args %v: want --total-shards=3 and --shard-watch=namespaces", c.Args)
 				}
 				var shardEnv *corev1.EnvVar
 				for i := range c.Env {
