@@ -9,6 +9,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -78,7 +79,21 @@ type RenderOptions struct {
 	// RunbookBaseURL replaces RunbookBase in every runbook_url (default: the
 	// runbooks in this repository), e.g. an internal wiki or a mirror.
 	RunbookBaseURL string
+	// ClusterLabel is the label that names a cluster in a fleet (default
+	// cluster, kubernetes-mixin's): every aggregation keeps it and every
+	// description query selects the alert's.
+	ClusterLabel string
 }
+
+// ClusterLabel is the cluster label the shipped rules keep.
+const ClusterLabel = "cluster"
+
+var (
+	// clusterGrouping is the cluster label heading a by (...) or on (...)
+	// list: the shipped file puts it first in every one.
+	clusterGrouping = regexp.MustCompile(`\b(by|on) \(` + ClusterLabel + `,`)
+	labelName       = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+)
 
 // Render returns the rule file with opts applied, the same substitutions the
 // Helm chart's PrometheusRule makes (deploy_test.go holds the two equal).
@@ -89,6 +104,14 @@ func Render(opts RenderOptions) ([]byte, error) {
 			return nil, fmt.Errorf("job %q: a Prometheus label value without quotes, backslashes or newlines", opts.Job)
 		}
 		out = strings.ReplaceAll(out, `job="driftwatch"`, `job="`+opts.Job+`"`)
+	}
+	if l := opts.ClusterLabel; l != "" && l != ClusterLabel {
+		if !labelName.MatchString(l) || strings.HasPrefix(l, "__") {
+			return nil, fmt.Errorf("cluster label %q: a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)", l)
+		}
+		out = clusterGrouping.ReplaceAllString(out, "${1} ("+l+",")
+		out = strings.ReplaceAll(out, ClusterLabel+"=%q", l+"=%q")
+		out = strings.ReplaceAll(out, "$labels."+ClusterLabel+" ", "$labels."+l+" ")
 	}
 	if base := opts.RunbookBaseURL; base != "" {
 		if strings.ContainsAny(base, "\" \n") {

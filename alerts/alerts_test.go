@@ -457,3 +457,91 @@ func TestAlertSeveritiesMatchCatalog(t *testing.T) {
 		}
 	}
 }
+
+var (
+	groupingRef = regexp.MustCompile(`\b(by|on|without|ignoring)\s*\(([^)]*)\)`)
+	aggRef      = regexp.MustCompile(`\b(sum|min|max|avg|count|group|stddev|stdvar|topk|bottomk|quantile|count_values)\s*(\(|by\b|without\b)`)
+	templSel    = regexp.MustCompile(`\bdriftwatch_[a-z0-9_]+\{([^}]*)\}`)
+)
+
+// Fleets: every aggregation and every vector match of a rule keeps the cluster
+// label (by/on lists name it first, which is what Render renames), there is no
+// aggregation without a by list, and every query in a description selects the
+// alert's cluster. Finding alerts aggregate away the scrape target: only the
+// agent's own alerts may carry instance.
+func TestClusterLabelKept(t *testing.T) {
+	for _, r := range loadRules(t) {
+		for _, m := range groupingRef.FindAllStringSubmatch(r.Expr, -1) {
+			if m[1] == "without" || m[1] == "ignoring" {
+				t.Errorf("%s: %s (...) may drop or keep the cluster label by accident; use by/on", r.Alert, m[1])
+				continue
+			}
+			if !strings.HasPrefix(strings.TrimSpace(m[2]), ClusterLabel+",") {
+				t.Errorf("%s: %s (%s): the cluster label must come first", r.Alert, m[1], m[2])
+			}
+		}
+		if n, g := len(aggRef.FindAllString(r.Expr, -1)), len(regexp.MustCompile(`\bby\s*\(`).FindAllString(r.Expr, -1)); n != g {
+			t.Errorf("%s: %d aggregations but %d by lists: every aggregation must say what it keeps", r.Alert, n, g)
+		}
+		finding := strings.Contains(r.Expr, "driftwatch_") && !strings.Contains(r.Expr, "driftwatch_informer_synced") &&
+			!strings.Contains(r.Expr, "driftwatch_detector_") && !strings.Contains(r.Expr, "driftwatch_resource_") &&
+			!strings.Contains(r.Expr, "driftwatch_argocd_api_up")
+		if finding && !strings.HasPrefix(strings.TrimSpace(r.Expr), "max by (") {
+			t.Errorf("%s: a finding alert must aggregate its series (max by (cluster, job, <the object's labels>)): a series per agent pod or shard must not make its own page", r.Alert)
+		}
+		if finding && strings.Contains(r.Expr, "instance") {
+			t.Errorf("%s: a finding alert must not keep instance", r.Alert)
+		}
+		for _, a := range []string{"summary", "description"} {
+			for _, m := range templSel.FindAllStringSubmatch(r.Annotations[a], -1) {
+				if !strings.HasPrefix(m[1], ClusterLabel+"=%q,") {
+					t.Errorf("%s: %s query %s must select the alert's cluster first (%s=%%q with $labels.%s)", r.Alert, a, m[0], ClusterLabel, ClusterLabel)
+				}
+			}
+		}
+	}
+}
+
+// Render renames the cluster label everywhere the shipped file uses it, the
+// result is valid for promtool, and bad label names are refused.
+func TestRenderClusterLabel(t *testing.T) {
+	out, err := Render(RenderOptions{ClusterLabel: "k8s_cluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rf ruleFile
+	if err := yaml.UnmarshalStrict(out, &rf); err != nil {
+		t.Fatal(err)
+	}
+	word := regexp.MustCompile(`\bcluster\b`)
+	n := 0
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			for _, s := range []string{r.Expr, r.Annotations["summary"], r.Annotations["description"]} {
+				if word.MatchString(s) {
+					t.Errorf("%s: the cluster label is left in %q", r.Alert, s)
+				}
+				n += strings.Count(s, "k8s_cluster")
+			}
+		}
+	}
+	want := 0
+	for _, r := range loadRules(t) {
+		for _, s := range []string{r.Expr, r.Annotations["summary"], r.Annotations["description"]} {
+			want += len(word.FindAllString(s, -1))
+		}
+	}
+	if n != want || want == 0 {
+		t.Errorf("k8s_cluster appears %d times, want %d (every use of the cluster label)", n, want)
+	}
+	f := filepath.Join(t.TempDir(), "rendered.yaml")
+	if err := os.WriteFile(f, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, tool(t, "promtool"), "check", "rules", f)
+	for _, bad := range []string{"k8s-cluster", "__cluster", "1cluster", `a"b`} {
+		if _, err := Render(RenderOptions{ClusterLabel: bad}); err == nil {
+			t.Errorf("cluster label %q: no error", bad)
+		}
+	}
+}

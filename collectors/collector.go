@@ -39,6 +39,15 @@ type Config struct {
 	// ESOServiceAccount is the ESO controller's ServiceAccount, which ambient
 	// store auth runs as (default detect.DefaultESOServiceAccount).
 	ESOServiceAccount model.Ref
+	// OwnsNamespace, when set (sharding), says which namespaces' series this
+	// agent exports: a series whose namespace label another shard owns is
+	// dropped, and per-namespace detectors skip those namespaces. The
+	// namespace is the one of the object a finding is about (the
+	// ServiceAccount of a workload-identity finding, the Secret a Helm release
+	// or an Argo CD Application expects), so exactly one shard exports each
+	// finding; "" is asked for cluster-scoped objects (ClusterSecretStores).
+	// nil: every namespace.
+	OwnsNamespace func(ns string) bool
 }
 
 func (c *Config) defaults() {
@@ -275,6 +284,9 @@ func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail 
 	next := make(map[string]*nsResult, len(prev))
 	allOK := true
 	for _, ns := range v.Namespaces() {
+		if own := f.cfg.OwnsNamespace; own != nil && !own(ns) {
+			continue // another shard's: it evaluates and exports it
+		}
 		gen := v.Generation(ns)
 		r, ok := prev[ns]
 		if !ok || r.gen != gen || needMetrics && r.metrics == nil && r.series > 0 ||
@@ -345,7 +357,9 @@ func (e *emitter) silence(ns string, n int) {
 func (e *emitter) flushSilenced() {
 	nss := make([]string, 0, len(e.silenced))
 	for ns := range e.silenced {
-		nss = append(nss, ns)
+		if own := e.cfg.OwnsNamespace; own == nil || own(ns) {
+			nss = append(nss, ns)
+		}
 	}
 	slices.Sort(nss)
 	for _, ns := range nss {
@@ -362,6 +376,11 @@ func (e *emitter) flushSilenced() {
 // can add the evidence and consumers; nil otherwise.
 func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *Finding {
 	fam := familyOf[d]
+	if own := e.cfg.OwnsNamespace; own != nil {
+		if i := slices.Index(fam.Labels, "namespace"); i >= 0 && !own(labels[i]) {
+			return nil // another shard's namespace: that shard exports it
+		}
+	}
 	ns, kind, name, hasObject := fam.object(labels)
 	if e.detector != "" && hasObject {
 		meta, _ := e.view.Meta(kind, ns, name)

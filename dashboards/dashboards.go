@@ -84,10 +84,16 @@ func number(db *dashboard.Dashboard) {
 }
 
 // Selectors every panel uses; the variables are defined on both dashboards.
+// Every selector names the cluster (kubernetes-mixin's convention): in a fleet
+// (Thanos, Mimir, federation) the cluster variable picks one cluster, so
+// panels that count per namespace never add two clusters' namespaces up; with
+// one Prometheus and no cluster label the variable is empty and cluster=""
+// matches every series.
 const (
-	selJob = `job=~"$job"`
-	selNS  = `job=~"$job", namespace=~"$namespace"`
-	selSec = `job=~"$job", namespace=~"$namespace", secret=~"$secret"`
+	selCluster = `cluster="$cluster"`
+	selJob     = selCluster + `, job=~"$job"`
+	selNS      = selJob + `, namespace=~"$namespace"`
+	selSec     = selNS + `, secret=~"$secret"`
 )
 
 func dsRef() common.DataSourceRef {
@@ -183,19 +189,25 @@ func consumed(sel string) string {
 func variables(b *dashboard.DashboardBuilder, withSecret bool) *dashboard.DashboardBuilder {
 	q := func(s string) dashboard.StringOrMap { return dashboard.StringOrMap{String: cog.ToPtr(s)} }
 	b = b.WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").Label("Data source").Type("prometheus")).
+		// One cluster at a time; empty (cluster="" selects everything) when
+		// the series carry no cluster label.
+		WithVariable(dashboard.NewQueryVariableBuilder("cluster").Label("Cluster").Datasource(dsRef()).
+			Query(q(`label_values(driftwatch_build_info, cluster)`)).Definition(`label_values(driftwatch_build_info, cluster)`).
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).Sort(dashboard.VariableSortAlphabeticalAsc).
+			Multi(false).IncludeAll(false)).
 		WithVariable(dashboard.NewQueryVariableBuilder("job").Label("Job").Datasource(dsRef()).
-			Query(q(`label_values(driftwatch_build_info, job)`)).Definition(`label_values(driftwatch_build_info, job)`).
+			Query(q(`label_values(driftwatch_build_info{cluster="$cluster"}, job)`)).Definition(`label_values(driftwatch_build_info{cluster="$cluster"}, job)`).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).IncludeAll(true).AllValue(".+")).
 		WithVariable(dashboard.NewQueryVariableBuilder("namespace").Label("Namespace").Datasource(dsRef()).
-			Query(q(`label_values({__name__=~"driftwatch_.+", job=~"$job", namespace!=""}, namespace)`)).
-			Definition(`label_values({__name__=~"driftwatch_.+", job=~"$job", namespace!=""}, namespace)`).
+			Query(q(`label_values({__name__=~"driftwatch_.+", cluster="$cluster", job=~"$job", namespace!=""}, namespace)`)).
+			Definition(`label_values({__name__=~"driftwatch_.+", cluster="$cluster", job=~"$job", namespace!=""}, namespace)`).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).IncludeAll(true).AllValue(".*"))
 	if withSecret {
 		b = b.WithVariable(dashboard.NewQueryVariableBuilder("secret").Label("Secret").Datasource(dsRef()).
-			Query(q(`label_values({__name__=~"driftwatch_secret_.+", job=~"$job", namespace=~"$namespace"}, secret)`)).
-			Definition(`label_values({__name__=~"driftwatch_secret_.+", job=~"$job", namespace=~"$namespace"}, secret)`).
+			Query(q(`label_values({__name__=~"driftwatch_secret_.+", cluster="$cluster", job=~"$job", namespace=~"$namespace"}, secret)`)).
+			Definition(`label_values({__name__=~"driftwatch_secret_.+", cluster="$cluster", job=~"$job", namespace=~"$namespace"}, secret)`).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).IncludeAll(true).AllValue(".*"))
 	}
@@ -236,7 +248,7 @@ func Overview() (dashboard.Dashboard, error) {
 		WithPanel(statPanel("ESO sync problems", "ExternalSecrets not Ready or overdue, and stores not Ready.",
 			fmt.Sprintf(`(count(driftwatch_externalsecret_not_ready{%[1]s} > 0) or vector(0)) + (count(driftwatch_externalsecret_sync_overdue{%[1]s} > 0) or vector(0)) + (count(driftwatch_secretstore_not_ready{%[1]s} > 0) or vector(0))`, selNS), 1)).
 		WithPanel(statPanel("Firing driftwatch alerts", "Alerts from alerts/driftwatch.rules.yaml firing now.",
-			`count(ALERTS{alertname=~"Driftwatch.+", alertstate="firing"}) or vector(0)`, 1))
+			`count(ALERTS{alertname=~"Driftwatch.+", alertstate="firing", `+selCluster+`}) or vector(0)`, 1))
 
 	byClass := tsPanel("Findings by class", "Number of objects with a finding, per failure class.", 12, 9).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNone)).Min(0)

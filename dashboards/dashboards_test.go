@@ -108,10 +108,15 @@ func TestStrictDecodeAndValidate(t *testing.T) {
 		if ds, ok := vars["datasource"]; !ok || ds.Type != dashboard.VariableTypeDatasource {
 			t.Errorf("%s: no datasource variable", f.Name)
 		}
-		for _, n := range []string{"job", "namespace"} {
+		for _, n := range []string{"cluster", "job", "namespace"} {
 			if _, ok := vars[n]; !ok {
 				t.Errorf("%s: no %s variable", f.Name, n)
 			}
+		}
+		// One cluster at a time: a panel counting per namespace must not add
+		// two clusters' namespaces up.
+		if c := vars["cluster"]; (c.Multi != nil && *c.Multi) || (c.IncludeAll != nil && *c.IncludeAll) {
+			t.Errorf("%s: the cluster variable must select one cluster (no multi, no All)", f.Name)
 		}
 		if bytes.Contains(f.JSON, []byte("__inputs")) {
 			t.Errorf("%s: __inputs make the dashboard need the import wizard", f.Name)
@@ -208,7 +213,7 @@ var labelValues = regexp.MustCompile(`^label_values\((.+), *[a-z_]+\)$`)
 // Prometheus parser sees what Prometheus will.
 var grafanaVars = strings.NewReplacer(
 	"$__rate_interval", "5m", "$__interval", "1m", "$__range", "6h",
-	"$job", "driftwatch", "$namespace", "shop", "$secret", "payments-api",
+	"$job", "driftwatch", "$namespace", "shop", "$secret", "payments-api", "$cluster", "east",
 )
 
 func newParser() parser.Parser { return parser.NewParser(parser.Options{}) }
@@ -352,5 +357,42 @@ func TestAlertRulesParse(t *testing.T) {
 	qs := alertExprs(t)
 	if len(qs) == 0 {
 		t.Fatal("no rules")
+	}
+}
+
+// Fleets: every selector of every panel query and variable query names the
+// dashboard's cluster (cluster="$cluster"), so one cluster's panels never mix
+// in another's series.
+func TestEveryQuerySelectsTheCluster(t *testing.T) {
+	const sentinel = "CLUSTER_SENTINEL"
+	vars := strings.NewReplacer("$__rate_interval", "5m", "$__interval", "1m", "$__range", "6h",
+		"$job", "driftwatch", "$namespace", "shop", "$secret", "payments-api", "$cluster", sentinel)
+	n := 0
+	for _, q := range queries(t) {
+		if strings.HasSuffix(q.where, "variable cluster") {
+			continue // the variable that lists the clusters
+		}
+		e, err := newParser().ParseExpr(vars.Replace(q.expr))
+		if err != nil {
+			t.Errorf("%s: %v", q.where, err)
+			continue
+		}
+		parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+			vs, ok := node.(*parser.VectorSelector)
+			if !ok {
+				return nil
+			}
+			n++
+			for _, m := range vs.LabelMatchers {
+				if m.Name == "cluster" && m.Type == labels.MatchEqual && m.Value == sentinel {
+					return nil
+				}
+			}
+			t.Errorf("%s: selector %s does not select cluster=\"$cluster\"", q.where, vs)
+			return nil
+		})
+	}
+	if n < 60 {
+		t.Errorf("only %d selectors checked", n)
 	}
 }

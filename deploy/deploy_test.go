@@ -93,9 +93,10 @@ var scenarios = []struct {
 		"--set", "metrics.job=dw-agent", "--set", "prometheusRule.additionalAlertLabels.team=platform",
 		"--set", "prometheusRule.additionalAlertLabels.severity=ignored",
 		"--set", "prometheusRule.runbookBaseURL=https://wiki.example.com/sre/driftwatch",
+		"--set", "prometheusRule.clusterLabel=k8s_cluster",
 		"--set", "extraEnv[0].name=GOMEMLIMIT", "--set", "extraEnv[0].value=400MiB",
 	}},
-	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "podDisruptionBudget.enabled=true"}},
+	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "sharding.watch=namespaces", "--set", "podDisruptionBudget.enabled=true"}},
 	{"namespaced", []string{"--set", "rbac.namespaced=true", "--set", "rbac.namespaces={team-a,team-b}"}},
 }
 
@@ -125,6 +126,9 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"--set", "namespaces={Not_A_Namespace}"},
 		{"--set", "unknownKey=1"},
 		{"--set", "sharding.shards=0"},
+		{"--set", "sharding.watch=pods"},
+		{"--set", "prometheusRule.clusterLabel=k8s-cluster"},
+		{"--set", "prometheusRule.clusterLabel=__cluster"},
 	} {
 		if _, err := helm(t, append([]string{"template", release, chart, "--kube-version", kubeVersion}, bad...)...); err == nil {
 			t.Errorf("helm template %v: accepted", bad)
@@ -155,6 +159,7 @@ type serviceMonitor struct {
 		Endpoints []struct {
 			Port              string `json:"port"`
 			Path              string `json:"path"`
+			HonorLabels       bool   `json:"honorLabels"`
 			Interval          string `json:"interval"`
 			ScrapeTimeout     string `json:"scrapeTimeout"`
 			Relabelings       []any  `json:"relabelings,omitempty"`
@@ -534,8 +539,8 @@ func TestChartRenders(t *testing.T) {
 					t.Errorf("replicas %v, want 3", ss.Spec.Replicas)
 				}
 				c := ss.Spec.Template.Spec.Containers[0]
-				if !contains(c.Args, "--total-shards=3") {
-					t.Errorf("args %v: want --total-shards=3", c.Args)
+				if !contains(c.Args, "--total-shards=3") || !contains(c.Args, "--shard-watch=namespaces") {
+					t.Errorf("args %v: want --total-shards=3 and --shard-watch=namespaces", c.Args)
 				}
 				var shardEnv *corev1.EnvVar
 				for i := range c.Env {
@@ -602,6 +607,11 @@ func checkEverything(t *testing.T, objs []object) {
 	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" {
 		t.Errorf("ServiceMonitor endpoints %+v", sm.Spec.Endpoints)
 	}
+	// The findings' own namespace (and pod, container) labels must win over
+	// the operator's target labels of the same names.
+	if len(sm.Spec.Endpoints) == 1 && !sm.Spec.Endpoints[0].HonorLabels {
+		t.Errorf("ServiceMonitor endpoint without honorLabels: the findings' namespace label would become exported_namespace")
+	}
 
 	// PrometheusRule: the alert file with the job substituted and the extra labels.
 	prs := byKind(objs, "PrometheusRule")
@@ -610,7 +620,7 @@ func checkEverything(t *testing.T, objs []object) {
 	}
 	got := prs[0].obj.(*prometheusRule).Spec
 	// The chart makes the substitutions `agent rules` makes.
-	rendered, err := alerts.Render(alerts.RenderOptions{Job: "dw-agent", RunbookBaseURL: "https://wiki.example.com/sre/driftwatch"})
+	rendered, err := alerts.Render(alerts.RenderOptions{Job: "dw-agent", RunbookBaseURL: "https://wiki.example.com/sre/driftwatch", ClusterLabel: "k8s_cluster"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +638,10 @@ func checkEverything(t *testing.T, objs []object) {
 		}
 	}
 	if !reflect.DeepEqual(got, wantRG) {
-		t.Errorf("PrometheusRule spec differs from alerts/driftwatch.rules.yaml (job dw-agent, team label)")
+		t.Errorf("PrometheusRule spec differs from alerts/driftwatch.rules.yaml (job dw-agent, cluster label k8s_cluster, team label)")
+	}
+	if s := fmt.Sprint(got); !strings.Contains(s, "max by (k8s_cluster, job, namespace, secret)") || strings.Contains(s, "(cluster,") {
+		t.Errorf("PrometheusRule: cluster label not renamed")
 	}
 	if len(got.Groups) == 0 || strings.Contains(fmt.Sprint(got), `job="driftwatch"`) {
 		t.Errorf("PrometheusRule: job not substituted or no groups")

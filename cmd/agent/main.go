@@ -55,6 +55,7 @@ type options struct {
 	overdueFactor           float64
 	discoveryInterval       time.Duration
 	shard, shards           int
+	shardWatch              string
 	flipWindow              time.Duration
 	flapThreshold           int
 	argo                    agent.ArgoCDConfig
@@ -108,6 +109,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.discoveryInterval, "discovery-interval", 30*time.Second, "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
 	fs.IntVar(&o.shard, "shard", 0, "this agent's shard (0-based), with --total-shards")
 	fs.IntVar(&o.shards, "total-shards", 1, "number of shards; namespaces are assigned by a stable hash")
+	fs.StringVar(&o.shardWatch, "shard-watch", agent.ShardWatchCluster, "how a shard watches Secrets, Pods, ServiceAccounts, ExternalSecrets and SecretStores: cluster (one watch per resource; other shards' objects are decoded and dropped) or namespaces (one watch per resource and namespace of the shard, started as namespaces appear; needs every namespace watched)")
 	fs.DurationVar(&o.flipWindow, "flip-window", time.Hour, "how long a Secret's value changes are remembered to detect flips")
 	fs.StringVar(&o.argo.Server, "argocd-server", "", "Argo CD API URL; enables the argocd expectation source (desired state from managed-resources)")
 	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", "", "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")
@@ -180,6 +182,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agent: --shard %d must be in [0, --total-shards %d)\n", o.shard, o.shards)
 		return 2
 	}
+	if o.shardWatch != agent.ShardWatchCluster && o.shardWatch != agent.ShardWatchNamespaces {
+		fmt.Fprintf(stderr, "agent: --shard-watch %q: want %s or %s\n", o.shardWatch, agent.ShardWatchCluster, agent.ShardWatchNamespaces)
+		return 2
+	}
+	if o.shardWatch == agent.ShardWatchNamespaces && o.namespaces != "" {
+		fmt.Fprintln(stderr, "agent: --shard-watch namespaces needs every namespace watched (no --namespaces): it follows the namespace list")
+		return 2
+	}
 	klog.SetSlogLogger(log.With("component", "client-go"))
 	agent.Build.Version, agent.Build.Revision = version, revision
 
@@ -209,6 +219,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ExcludeNamespaces: agent.SplitList(o.excludeNS),
 		Shard:             o.shard,
 		Shards:            o.shards,
+		ShardWatch:        o.shardWatch,
 		DiscoveryInterval: o.discoveryInterval,
 		Logger:            log,
 		Web:               o.web,

@@ -36,6 +36,8 @@ func TestUsageErrors(t *testing.T) {
 		{"--log-format", "xml"},
 		{"--log-level", "loud"},
 		{"--shard", "3", "--total-shards", "3"},
+		{"--shard-watch", "pods", "--demo"},
+		{"--shard-watch", "namespaces", "--namespaces", "a,b", "--demo"},
 		{"--eso-service-account", "noslash", "--demo"},
 		{"stray-argument"},
 	} {

@@ -33,6 +33,10 @@ type Config struct {
 	Namespaces        []string
 	ExcludeNamespaces []string
 	Shard, Shards     int
+	// ShardWatch: how a shard watches the namespaced resources, "cluster"
+	// (default: one watch per resource, other shards' objects reduced to
+	// stubs) or "namespaces" (one watch per resource and own namespace).
+	ShardWatch        string
 	DiscoveryInterval time.Duration
 	Findings          dwcollectors.Config
 	History           model.HistoryOptions
@@ -62,6 +66,8 @@ type Agent struct {
 	others   *prometheus.Registry
 	log      *slog.Logger
 	ui       http.Handler
+	// owns says which namespaces this shard exports (nil: unsharded).
+	owns func(string) bool
 }
 
 // New builds an agent without starting it.
@@ -78,10 +84,19 @@ func New(c Clients, cfg Config) *Agent {
 		DiscoveryInterval: cfg.DiscoveryInterval,
 		Logger:            log,
 	}
+	var owns func(string) bool
 	if cfg.Shards > 1 {
 		opts.NamespaceFilter = ShardFilter(cfg.Shard, cfg.Shards)
+		opts.ScopedWatches = cfg.ShardWatch == ShardWatchNamespaces
+		owns = ShardOwns(cfg.Shard, cfg.Shards)
 	}
 	mgr := kube.NewManager(c.Core, c.Dynamic, c.Discovery, store, tr, opts)
+	if owns != nil {
+		// A namespace created while the agent runs is reported once its
+		// namespace-scoped watches have listed it (always, with the
+		// cluster-wide watch).
+		cfg.Findings.OwnsNamespace = func(ns string) bool { return owns(ns) && mgr.NamespaceSynced(ns) }
+	}
 	if cfg.Findings.Logger == nil {
 		cfg.Findings.Logger = log
 	}
@@ -94,7 +109,7 @@ func New(c Clients, cfg Config) *Agent {
 	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
 	reg.MustRegister(append(others, findings)...)
 	rest.MustRegister(others...)
-	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log}
+	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log, owns: owns}
 	a.ui = a.uiHandler(cfg.Web)
 	return a
 }
@@ -118,6 +133,26 @@ func ShardFilter(shard, shards int) func(string) bool {
 		h := fnv.New32a()
 		h.Write([]byte(ns))
 		return int(h.Sum32()%uint32(shards)) == shard
+	}
+}
+
+// Shard watch modes (Config.ShardWatch, --shard-watch).
+const (
+	ShardWatchCluster    = "cluster"
+	ShardWatchNamespaces = "namespaces"
+)
+
+// ShardOwns says which namespaces' findings shard exports: those ShardFilter
+// assigns to it, and, for shard 0, the findings about cluster-scoped objects
+// (namespace "": a ClusterSecretStore that is not Ready), which every shard
+// reads but exactly one must report.
+func ShardOwns(shard, shards int) func(string) bool {
+	keep := ShardFilter(shard, shards)
+	return func(ns string) bool {
+		if ns == "" {
+			return shard == 0
+		}
+		return keep(ns)
 	}
 }
 

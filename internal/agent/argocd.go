@@ -53,20 +53,50 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 		return fmt.Errorf("argocd: register metrics: %w", err)
 	}
 	log.Info("argocd: polling the API for desired state", "server", cfg.Server)
-	go c.Run(ctx, func() []model.Ref { return AppsManagingSecrets(a.Store) }, a.Store)
+	var sink argocd.Sink = a.Store
+	if a.owns != nil {
+		sink = ownSink{Store: a.Store, owns: a.owns}
+	}
+	go c.Run(ctx, func() []model.Ref { return appsManagingSecrets(a.Store, a.owns) }, sink)
 	return nil
+}
+
+// ownSink keeps, of an Application's desired state, the objects of this
+// shard's namespaces: the Secrets of another shard's namespaces are that
+// shard's to compare (it polls the same Application).
+type ownSink struct {
+	*model.Store
+	owns func(string) bool
+}
+
+func (s ownSink) SetArgoDesired(app model.Ref, items []model.DesiredObject) {
+	kept := make([]model.DesiredObject, 0, len(items))
+	for _, it := range items {
+		if s.owns(it.Namespace) {
+			kept = append(kept, it)
+		}
+	}
+	s.Store.SetArgoDesired(app, kept)
 }
 
 // AppsManagingSecrets lists the Applications whose status.resources include a
 // Secret or an ExternalSecret that is not a sync hook: the only ones whose managed
 // resources matter.
-func AppsManagingSecrets(s *model.Store) []model.Ref {
+func AppsManagingSecrets(s *model.Store) []model.Ref { return appsManagingSecrets(s, nil) }
+
+// appsManagingSecrets: with owns (sharding), only the Applications that manage
+// a Secret or an ExternalSecret in this shard's namespaces, wherever the
+// Application lives.
+func appsManagingSecrets(s *model.Store, owns func(string) bool) []model.Ref {
 	var out []model.Ref
 	s.Read(func(v model.View) {
 		for _, app := range v.Apps() {
 			for _, r := range app.Resources {
 				if r.Hook {
 					continue // run by a sync, not desired state
+				}
+				if owns != nil && !owns(r.Namespace) {
+					continue
 				}
 				if (r.Kind == "Secret" && r.Group == "") || (r.Kind == "ExternalSecret" && r.Group == "external-secrets.io") {
 					out = append(out, model.Ref{Namespace: app.Namespace, Name: app.Name})

@@ -26,3 +26,37 @@ func TestAppsManagingSecretsSkipsHooks(t *testing.T) {
 		t.Fatalf("got %v want %v", got, want)
 	}
 }
+
+// A shard asks the Argo CD API for the Applications that manage Secrets or
+// ExternalSecrets in its own namespaces, wherever the Application lives, and
+// keeps of their desired state the objects of its namespaces: the other
+// namespaces' objects are their shards' to compare.
+func TestShardPollsAndKeepsOnlyItsNamespaces(t *testing.T) {
+	s := model.NewStore(nil)
+	mine := func(ns string) bool { return ns == "mine" }
+	s.UpsertApp(&model.ArgoApp{ObjectMeta: model.ObjectMeta{Namespace: "argocd", Name: "both"}, Resources: []model.ArgoResource{
+		{Kind: "Secret", Namespace: "mine", Name: "db"}, {Kind: "Secret", Namespace: "theirs", Name: "db"}}})
+	s.UpsertApp(&model.ArgoApp{ObjectMeta: model.ObjectMeta{Namespace: "argocd", Name: "elsewhere"}, Resources: []model.ArgoResource{
+		{Kind: "Secret", Namespace: "theirs", Name: "db"}}})
+	if got, want := appsManagingSecrets(s, mine), []model.Ref{{Namespace: "argocd", Name: "both"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("polled %v, want %v", got, want)
+	}
+	if got := appsManagingSecrets(s, nil); len(got) != 2 {
+		t.Fatalf("unsharded: polled %v, want both Applications", got)
+	}
+	sink := ownSink{Store: s, owns: mine}
+	app := model.Ref{Namespace: "argocd", Name: "both"}
+	sink.SetArgoDesired(app, []model.DesiredObject{
+		{Kind: "Secret", Namespace: "mine", Name: "db", DataKeys: []string{"A"}},
+		{Kind: "Secret", Namespace: "theirs", Name: "db", DataKeys: []string{"B"}},
+	})
+	s.Read(func(v model.View) {
+		all := v.ArgoDesiredAll()
+		if len(all) != 1 || all[0].Namespace != "mine" {
+			t.Fatalf("desired state kept: %+v, want only the Secret of namespace mine", all)
+		}
+	})
+	if got := s.ArgoDesiredApps(); !reflect.DeepEqual(got, []model.Ref{app}) {
+		t.Fatalf("known Applications %v", got)
+	}
+}

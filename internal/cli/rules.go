@@ -9,12 +9,15 @@ import (
 	"github.com/driftwatch/driftwatch/alerts"
 )
 
-const rulesUsage = `usage: agent rules [--job NAME] [--runbook-base-url URL]
+const rulesUsage = `usage: agent rules [--job NAME] [--runbook-base-url URL] [--cluster-label LABEL]
 
 Prints driftwatch's Prometheus alerting rules (alerts/driftwatch.rules.yaml, built
-into the binary) for this installation: the job label of the scrape and where the
-runbooks live. The Helm chart's PrometheusRule makes the same substitutions
-(metrics.job, prometheusRule.runbookBaseURL).
+into the binary) for this installation: the job label of the scrape, where the
+runbooks live, and the label that names a cluster when several clusters' agents
+are queried together (Thanos, Mimir, federation): every aggregation keeps it, so
+the same namespace and Secret in two clusters are two alerts. The Helm chart's
+PrometheusRule makes the same substitutions (metrics.job,
+prometheusRule.runbookBaseURL, prometheusRule.clusterLabel).
 
 `
 
@@ -28,6 +31,7 @@ func Rules(args []string, stdout, stderr io.Writer) int {
 	}
 	job := fs.String("job", "driftwatch", "the Prometheus job label of driftwatch's scrape")
 	base := fs.String("runbook-base-url", alerts.RunbookBase, "base URL of the runbooks; each alert links <base>/<AlertName>.md")
+	cluster := fs.String("cluster-label", alerts.ClusterLabel, "the label naming a cluster in a fleet (an external or target label); kept in every aggregation")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -38,7 +42,7 @@ func Rules(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agent rules: unexpected argument %q\n", fs.Arg(0))
 		return ExitError
 	}
-	b, err := alerts.Render(alerts.RenderOptions{Job: *job, RunbookBaseURL: *base})
+	b, err := alerts.Render(alerts.RenderOptions{Job: *job, RunbookBaseURL: *base, ClusterLabel: *cluster})
 	if err != nil {
 		fmt.Fprintln(stderr, "agent rules:", err)
 		return ExitError

@@ -33,6 +33,13 @@ type Options struct {
 	// NamespaceFilter, when set, drops objects of namespaces it rejects (sharding).
 	// Cluster-scoped objects always pass.
 	NamespaceFilter func(ns string) bool
+	// ScopedWatches (with NamespaceFilter and every namespace watched): watch
+	// Secrets, Pods, ServiceAccounts, ExternalSecrets and SecretStores with one
+	// watch per namespace the filter keeps, started and stopped as namespaces
+	// come and go, instead of one cluster-wide watch whose other objects are
+	// reduced to stubs. The cross-namespace resources (Helm releases, Argo CD
+	// Applications) and the cluster-scoped ones stay cluster-wide.
+	ScopedWatches bool
 	// DiscoveryInterval is how often optional APIs and lost permissions are re-checked.
 	DiscoveryInterval time.Duration
 	Logger            *slog.Logger
@@ -52,6 +59,10 @@ type Manager struct {
 
 	mu     sync.Mutex
 	groups map[model.Resource]*group
+	// ownNS are the namespaces the filter keeps that exist (ScopedWatches).
+	ownNS map[string]bool
+	// nsGroup is the namespace informer's group (ScopedWatches), read without mu.
+	nsGroup atomic.Pointer[group]
 
 	events sync.Map // eventKey → *atomic.Uint64
 }
@@ -73,7 +84,34 @@ type group struct {
 	// vanishing counts the discovery rounds in a row that found the API of a
 	// running informer not served (the discovery loop only).
 	vanishing int
+
+	// Namespace-scoped watches (Options.ScopedWatches): perNS makes the
+	// informer of one namespace; one runs per namespace of this shard, started
+	// and stopped as namespaces come and go. nsSynced says whether the
+	// namespace informer has delivered its initial list (every namespace that
+	// existed at start has its watch).
+	perNS    func(ns string) cache.SharedIndexInformer
+	nsSynced func() bool
+	ctx      context.Context
+	wg       sync.WaitGroup
+	smu      sync.Mutex // guards scoped and stopped
+	scoped   map[string]*nsWatch
+	stopped  bool
 }
+
+// nsWatch is the informer of one namespace of a scoped group. initial: it was
+// started with the group, or for a namespace of the initial list: readiness
+// waits for it. A namespace created later does not make the agent unready; its
+// findings wait for its watch (Manager.NamespaceSynced).
+type nsWatch struct {
+	inf     cache.SharedIndexInformer
+	reg     cache.ResourceEventHandlerRegistration
+	cancel  context.CancelFunc
+	done    chan struct{}
+	initial bool
+}
+
+func (w *nsWatch) synced() bool { return w.inf.HasSynced() && w.reg != nil && w.reg.HasSynced() }
 
 type eventKey struct {
 	res model.Resource
@@ -93,8 +131,11 @@ func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.NamespaceFilter == nil || len(opts.Namespaces) > 0 {
+		opts.ScopedWatches = false // per own namespace needs sharding and the namespace list
+	}
 	return &Manager{cs: cs, dyn: dyn, disco: disco, store: store, tr: tr, opts: opts, log: opts.Logger,
-		groups: map[model.Resource]*group{}}
+		groups: map[model.Resource]*group{}, ownNS: map[string]bool{}}
 }
 
 // optionalAPIs are the watched resources served by CRDs, discovered at run time.
@@ -184,6 +225,10 @@ func (m *Manager) startCore(ctx context.Context) {
 			m.mu.Unlock()
 			continue
 		}
+		if m.scoped(r) {
+			m.startScopedGroup(ctx, r.res, "v1", func(ns string) cache.SharedIndexInformer { return r.core(m, ns) })
+			continue
+		}
 		nss := m.namespaces()
 		if r.clusterScoped {
 			nss = []string{metav1.NamespaceAll}
@@ -196,35 +241,192 @@ func (m *Manager) startCore(ctx context.Context) {
 	}
 }
 
+// scoped reports whether r is watched per own namespace.
+func (m *Manager) scoped(r *resource) bool {
+	return m.opts.ScopedWatches && !r.clusterScoped && !r.crossNamespace
+}
+
 func (m *Manager) startGroup(ctx context.Context, res model.Resource, version string, infs []cache.SharedIndexInformer) {
-	g := &group{res: res, version: version, informers: infs, done: make(chan struct{})}
-	g.reason.Store("")
-	gctx, cancel := context.WithCancel(ctx)
-	g.cancel = cancel
+	g := m.newGroup(ctx, res, version)
+	g.informers = infs
 	for _, inf := range infs {
-		if err := inf.SetTransform(m.transformFor(res)); err != nil {
-			m.log.Error("cannot set transform", "resource", res, "err", err)
-		}
-		if err := inf.SetWatchErrorHandlerWithContext(m.watchErrorHandler(g)); err != nil {
-			m.log.Error("cannot set watch error handler", "resource", res, "err", err)
-		}
-		reg, err := inf.AddEventHandler(m.handlerFor(res))
-		if err != nil {
-			m.log.Error("cannot add event handler", "resource", res, "err", err)
-		} else {
+		if reg := m.setup(g, inf); reg != nil {
 			g.regs = append(g.regs, reg)
 		}
 	}
 	m.mu.Lock()
 	m.groups[res] = g
 	m.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, inf := range infs {
-		wg.Add(1)
-		go func() { defer wg.Done(); inf.RunWithContext(gctx) }()
+	if res == model.ResNamespaces {
+		m.nsGroup.Store(g)
 	}
-	go func() { wg.Wait(); close(g.done) }()
+	for _, inf := range infs {
+		g.wg.Add(1)
+		go func() { defer g.wg.Done(); inf.RunWithContext(g.ctx) }()
+	}
 	m.log.Info("watching", "resource", res, "version", version, "informers", len(infs))
+}
+
+func (m *Manager) newGroup(ctx context.Context, res model.Resource, version string) *group {
+	g := &group{res: res, version: version, done: make(chan struct{})}
+	g.reason.Store("")
+	g.ctx, g.cancel = context.WithCancel(ctx)
+	go func() {
+		<-g.ctx.Done()
+		g.smu.Lock()
+		g.stopped = true // no watch starts from now on
+		g.smu.Unlock()
+		g.wg.Wait()
+		close(g.done)
+	}()
+	return g
+}
+
+// setup gives an informer of g its transform, watch error handler and the
+// model's event handler, and returns the handler's registration.
+func (m *Manager) setup(g *group, inf cache.SharedIndexInformer) cache.ResourceEventHandlerRegistration {
+	if err := inf.SetTransform(m.transformFor(g.res)); err != nil {
+		m.log.Error("cannot set transform", "resource", g.res, "err", err)
+	}
+	if err := inf.SetWatchErrorHandlerWithContext(m.watchErrorHandler(g)); err != nil {
+		m.log.Error("cannot set watch error handler", "resource", g.res, "err", err)
+	}
+	reg, err := inf.AddEventHandler(m.handlerFor(g.res))
+	if err != nil {
+		m.log.Error("cannot add event handler", "resource", g.res, "err", err)
+		return nil
+	}
+	return reg
+}
+
+// startScopedGroup starts a group of namespace-scoped watches: one per
+// namespace of this shard that exists now, more as namespaces appear.
+func (m *Manager) startScopedGroup(ctx context.Context, res model.Resource, version string, perNS func(string) cache.SharedIndexInformer) {
+	g := m.newGroup(ctx, res, version)
+	g.perNS, g.nsSynced, g.scoped = perNS, m.namespacesSynced, map[string]*nsWatch{}
+	m.mu.Lock()
+	m.groups[res] = g
+	// The namespaces known now are this group's initial set: readiness
+	// waits for them (a group started after the namespace list synced, when
+	// its CRD appears, is not ready before its watches are).
+	for ns := range m.ownNS {
+		m.watchNamespace(g, ns, true)
+	}
+	n := len(m.ownNS)
+	m.mu.Unlock()
+	m.log.Info("watching per namespace", "resource", res, "version", version, "namespaces", n)
+}
+
+// watchNamespace starts g's watch of namespace ns (the caller holds m.mu).
+func (m *Manager) watchNamespace(g *group, ns string, initial bool) {
+	g.smu.Lock()
+	defer g.smu.Unlock()
+	if g.stopped || g.scoped[ns] != nil {
+		return
+	}
+	inf := g.perNS(ns)
+	w := &nsWatch{inf: inf, initial: initial, done: make(chan struct{})}
+	w.reg = m.setup(g, inf)
+	var wctx context.Context
+	wctx, w.cancel = context.WithCancel(g.ctx)
+	g.scoped[ns] = w
+	g.wg.Add(1)
+	go func() { defer g.wg.Done(); defer close(w.done); inf.RunWithContext(wctx) }()
+}
+
+// namespaceAdded starts the watches of a namespace of this shard
+// (ScopedWatches); initial: it is in the namespace informer's initial list.
+func (m *Manager) namespaceAdded(ns string, initial bool) {
+	if !m.opts.ScopedWatches || !m.opts.NamespaceFilter(ns) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ownNS[ns] {
+		return
+	}
+	m.ownNS[ns] = true
+	for _, g := range m.groups {
+		if g.perNS != nil {
+			m.watchNamespace(g, ns, initial)
+		}
+	}
+}
+
+// namespaceDeleted stops the watches of a deleted namespace and drops what
+// they held from the model: the namespace controller deleted its objects
+// before the namespace, but the delete events race with this one.
+func (m *Manager) namespaceDeleted(ns string) {
+	if !m.opts.ScopedWatches {
+		return
+	}
+	m.mu.Lock()
+	if !m.ownNS[ns] {
+		m.mu.Unlock()
+		return
+	}
+	delete(m.ownNS, ns)
+	type stopped struct {
+		g *group
+		w *nsWatch
+	}
+	var ws []stopped
+	for _, g := range m.groups {
+		if g.perNS == nil {
+			continue
+		}
+		g.smu.Lock()
+		if w := g.scoped[ns]; w != nil {
+			delete(g.scoped, ns)
+			ws = append(ws, stopped{g, w})
+		}
+		g.smu.Unlock()
+	}
+	m.mu.Unlock()
+	now := m.opts.Now()
+	for _, s := range ws {
+		s.w.cancel()
+		<-s.w.done
+		r := resourceOf(s.g.res)
+		for _, obj := range s.w.inf.GetStore().List() {
+			r.remove(m.store, obj, now)
+		}
+	}
+	if len(ws) > 0 {
+		m.log.Debug("namespace deleted: its watches stopped", "namespace", ns, "watches", len(ws))
+	}
+}
+
+// namespacesSynced reports whether the namespace informer has delivered its
+// initial list (every namespace of the shard has its watches).
+func (m *Manager) namespacesSynced() bool {
+	g := m.nsGroup.Load()
+	return g != nil && g.synced()
+}
+
+// NamespaceSynced reports whether the namespace-scoped watches of namespace ns
+// have listed it (always true without ScopedWatches, and for a namespace
+// without watches: another shard's, or one that does not exist). A namespace
+// created after the start is evaluated only then: before, its Secrets would
+// look absent.
+func (m *Manager) NamespaceSynced(ns string) bool {
+	if !m.opts.ScopedWatches {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, g := range m.groups {
+		if g.perNS == nil {
+			continue
+		}
+		g.smu.Lock()
+		w := g.scoped[ns]
+		g.smu.Unlock()
+		if w != nil && !w.synced() {
+			return false
+		}
+	}
+	return true
 }
 
 // transformFor returns the informer transform of res. With a NamespaceFilter
@@ -232,12 +434,23 @@ func (m *Manager) startGroup(ctx context.Context, res model.Resource, version st
 // before anything else: the informer cache must keep an entry per object (the
 // server cannot filter by a hash of the namespace), but the entry costs a few
 // dozen bytes instead of a full record, and the object is never fingerprinted or
-// decoded. The handlers ignore stubs.
+// decoded. The handlers ignore stubs. Cross-namespace resources (Helm releases,
+// Argo CD Applications) are the exception: every shard transforms them and keeps
+// what concerns its own namespaces (resource.reduce).
 func (m *Manager) transformFor(res model.Resource) cache.TransformFunc {
 	tf := m.recordTransform(res)
 	keep := m.opts.NamespaceFilter
 	if keep == nil {
 		return tf
+	}
+	if r := resourceOf(res); r.crossNamespace {
+		return func(obj any) (any, error) {
+			rec, err := tf(obj)
+			if err != nil {
+				return rec, err
+			}
+			return r.reduce(rec, keep), nil
+		}
 	}
 	return func(obj any) (any, error) {
 		if o, ok := obj.(metav1.Object); ok {
@@ -303,15 +516,44 @@ func (m *Manager) handlerFor(res model.Resource) cache.ResourceEventHandler {
 	r := resourceOf(res)
 	upsert := func(obj any) {
 		// Records of other shards' namespaces are stubs (transformFor); a
-		// namespaced record is kept only in this shard's namespaces.
-		if o, ok := obj.(nsGetter); ok && !m.keep(o) {
+		// namespaced record is kept only in this shard's namespaces, except
+		// the cross-namespace resources' reduced records.
+		if o, ok := obj.(nsGetter); ok && !r.crossNamespace && !m.keep(o) {
 			return
 		}
 		r.upsert(m.store, obj, now())
 	}
+	if res == model.ResNamespaces && m.opts.ScopedWatches {
+		return cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, initial bool) {
+				m.countEvent(res, "add")
+				upsert(obj)
+				if n, ok := obj.(*model.Namespace); ok {
+					m.namespaceAdded(n.Name, initial)
+				}
+			},
+			UpdateFunc: func(_, obj any) { m.countEvent(res, "update"); upsert(obj) },
+			DeleteFunc: func(obj any) {
+				m.countEvent(res, "delete")
+				obj = unwrap(obj)
+				r.remove(m.store, obj, now())
+				if n, ok := obj.(*model.Namespace); ok {
+					m.namespaceDeleted(n.Name)
+				}
+			},
+		}
+	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { m.countEvent(res, "add"); upsert(obj) },
-		UpdateFunc: func(_, obj any) { m.countEvent(res, "update"); upsert(obj) },
+		AddFunc: func(obj any) { m.countEvent(res, "add"); upsert(obj) },
+		UpdateFunc: func(old, obj any) {
+			m.countEvent(res, "update")
+			if r.unchanged != nil && m.opts.NamespaceFilter != nil && r.unchanged(old, obj) {
+				if o, ok := obj.(nsGetter); ok && !m.keep(o) {
+					return // another shard's object: what this shard keeps of it did not change
+				}
+			}
+			upsert(obj)
+		},
 		DeleteFunc: func(obj any) { m.countEvent(res, "delete"); r.remove(m.store, unwrap(obj), now()) },
 	}
 }
@@ -360,6 +602,19 @@ func (g *group) synced() bool {
 		if !r.HasSynced() {
 			return false
 		}
+	}
+	if g.perNS != nil {
+		if !g.nsSynced() {
+			return false
+		}
+		g.smu.Lock()
+		defer g.smu.Unlock()
+		for _, w := range g.scoped {
+			if w.initial && !w.synced() {
+				return false
+			}
+		}
+		return true
 	}
 	return len(g.informers) > 0 && len(g.regs) == len(g.informers)
 }
@@ -496,6 +751,13 @@ func (m *Manager) discover(ctx context.Context) {
 			continue
 		}
 		gvr := schema.GroupVersionResource{Group: api.group, Version: strings.TrimPrefix(want, api.group+"/"), Resource: api.resource}
+		if m.scoped(api) {
+			tw := m.tweak("", "")
+			m.startScopedGroup(ctx, api.res, want, func(ns string) cache.SharedIndexInformer {
+				return dynamicinformer.NewFilteredDynamicInformer(m.dyn, gvr, ns, 0, nil, tw).Informer()
+			})
+			continue
+		}
 		var infs []cache.SharedIndexInformer
 		nss := m.namespaces()
 		if api.clusterScoped {
@@ -550,7 +812,7 @@ func (m *Manager) States() []model.ResourceState {
 		default:
 			st.Enabled = true
 			st.Version = g.version
-			st.Synced = len(g.informers) == 0 || g.synced()
+			st.Synced = len(g.informers) == 0 && g.perNS == nil || g.synced()
 			st.Degraded = g.degraded.Load()
 			if r, _ := g.reason.Load().(string); r != "" {
 				st.Reason = r

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,18 @@ type resource struct {
 	remove func(s *model.Store, obj any, now time.Time)
 	// probe lists one object (the degraded-access check).
 	probe func(ctx context.Context, m *Manager, ns string) error
+	// crossNamespace resources declare expectations about objects of other
+	// namespaces (a Helm release renders into any namespace, an Argo CD
+	// Application manages objects in its destinations). With sharding, every
+	// shard keeps their records, whatever namespace they live in, reduced by
+	// reduce to what concerns its own namespaces: an expectation is evaluated
+	// by the shard that owns the namespace of the object it is about.
+	crossNamespace bool
+	reduce         func(rec any, own func(ns string) bool) any
+	// unchanged reports whether a reduced record of another shard's namespace
+	// says nothing new (an Application's status churns; what this shard keeps
+	// of it rarely changes), so the model is not written.
+	unchanged func(old, cur any) bool
 }
 
 func (r *resource) optional() bool { return r.group != "" }
@@ -123,7 +136,8 @@ var resources = []*resource{
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+HelmReleaseType, "owner=helm,status=deployed"))
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.HelmRelease },
+		transform:      func(t *Transformer) cache.TransformFunc { return t.HelmRelease },
+		crossNamespace: true, reduce: reduceHelmRelease,
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.HelmRelease); ok {
 				s.UpsertHelmRelease(o)
@@ -139,7 +153,8 @@ var resources = []*resource{
 			return err
 		}},
 	{res: model.ResApplications, group: argocd.Group, versions: []string{argocd.Version}, resource: "applications",
-		transform: func(t *Transformer) cache.TransformFunc { return t.Application },
+		transform:      func(t *Transformer) cache.TransformFunc { return t.Application },
+		crossNamespace: true, reduce: reduceApplication, unchanged: sameReducedApplication,
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ArgoApp); ok {
 				s.UpsertApp(o)
@@ -181,6 +196,64 @@ func removeStore(s *model.Store, obj any, _ time.Time) {
 	if o, ok := obj.(*model.SecretStore); ok {
 		s.DeleteStore(o.StoreKind, o.Namespace, o.Name)
 	}
+}
+
+// reduceHelmRelease keeps the expectations of a release that are about objects of
+// this shard's namespaces (an expectation without a namespace is about the
+// release's own). The record itself stays, even with no expectation left: the
+// deployed revision is chosen among all of a release's records, and dropping
+// one would let an older revision's expectations count.
+func reduceHelmRelease(rec any, own func(string) bool) any {
+	h, ok := rec.(*model.HelmRelease)
+	if !ok {
+		return rec
+	}
+	kept := h.Expectations[:0:0]
+	for _, x := range h.Expectations {
+		ns := x.Namespace
+		if ns == "" {
+			ns = h.Namespace
+		}
+		if own(ns) {
+			kept = append(kept, x)
+		}
+	}
+	if len(kept) == len(h.Expectations) {
+		return h
+	}
+	cp := *h
+	cp.Expectations = clip(kept)
+	return &cp
+}
+
+// reduceApplication keeps an Application of another shard's namespace as its
+// identity and the status.resources entries in this shard's namespaces: what
+// decides whether this shard asks the Argo CD API for the Application's
+// desired state. Its sync state and ignoreDifferences are reported by the
+// shard owning the Application's namespace, from the full record.
+func reduceApplication(rec any, own func(string) bool) any {
+	a, ok := rec.(*model.ArgoApp)
+	if !ok || own(a.Namespace) {
+		return rec
+	}
+	r := &model.ArgoApp{ObjectMeta: model.ObjectMeta{Name: a.Name, Namespace: a.Namespace, UID: a.UID,
+		ResourceVersion: a.ResourceVersion}, DecodeErr: a.DecodeErr}
+	for _, x := range a.Resources {
+		if x.Namespace != "" && own(x.Namespace) {
+			x.Status = "" // churns with every sync; the sync state is the owner's to report
+			r.Resources = append(r.Resources, x)
+		}
+	}
+	return r
+}
+
+// sameReducedApplication: two reduced records of an Application of another
+// shard's namespace that keep the same resources.
+func sameReducedApplication(old, cur any) bool {
+	a, ok1 := old.(*model.ArgoApp)
+	b, ok2 := cur.(*model.ArgoApp)
+	return ok1 && ok2 && a.Namespace == b.Namespace && a.Name == b.Name && a.UID == b.UID &&
+		a.DecodeErr == b.DecodeErr && slices.Equal(a.Resources, b.Resources)
 }
 
 // resourceOf returns a resource's table entry.

@@ -62,6 +62,7 @@ type config struct {
 	pprofDir      string
 	syncProfile   time.Duration
 	sharded       bool
+	shardWatch    bool
 	watchlistOff  bool
 	compareAgent  string
 	report        string
@@ -94,7 +95,17 @@ type result struct {
 	idleCPU                       float64 // CPU s per s when idle
 	lat50, lat99, scr50, scr99    time.Duration
 	latN, latTimeouts, scrapes    int
-	err                           error
+	// The kube-apiserver while the row ran: watches it served at steady
+	// state beyond those before the row started, its CPU during the row's
+	// initial sync and during the load phase.
+	api apiSide
+	err error
+}
+
+type apiSide struct {
+	ok                        bool
+	watches, registered       float64
+	syncCPU, loadCPU, idleCPU float64
 }
 
 func run(args []string, stdout io.Writer) int {
@@ -118,7 +129,8 @@ func run(args []string, stdout io.Writer) int {
 	fs.BoolVar(&c.admin, "admin", false, "run driftwatch with the admin kubeconfig instead of the restricted one")
 	fs.StringVar(&c.pprofDir, "pprof-dir", "", "run driftwatch with --debug-pprof and save sync CPU, load CPU, scrape CPU and heap profiles here")
 	fs.DurationVar(&c.syncProfile, "sync-profile", 30*time.Second, "length of the CPU profile taken from the agent's start (with --pprof-dir)")
-	fs.BoolVar(&c.sharded, "sharded", true, "also measure driftwatch --shard 0 --total-shards 3 (sync, RSS, heap)")
+	fs.BoolVar(&c.sharded, "sharded", true, "also measure driftwatch --shard 0 --total-shards 3 (sync, RSS, heap, CPU per update)")
+	fs.BoolVar(&c.shardWatch, "shard-watch", true, "with --sharded, measure shard 0/3 with both --shard-watch modes (cluster, namespaces)")
 	fs.BoolVar(&c.watchlistOff, "watchlist-off", true, "also measure driftwatch with KUBE_FEATURE_WatchListClient=false (paged LIST)")
 	fs.StringVar(&c.compareAgent, "compare-agent", "", "another agent binary to measure as row \"driftwatch (compare)\" (before/after a fix)")
 	fs.StringVar(&c.report, "report", "", "also write the results as Markdown to this file")
@@ -212,7 +224,11 @@ func run(args []string, stdout io.Writer) int {
 		rows = append(rows, rowSpec{name: "driftwatch (compare)", bin: c.compareAgent, args: agentArgs(), agent: true, load: true, latency: true})
 	}
 	if c.sharded {
-		rows = append(rows, rowSpec{name: "driftwatch shard 0/3", bin: agentBin, args: agentArgs("--shard", "0", "--total-shards", "3"), agent: true})
+		rows = append(rows, rowSpec{name: "driftwatch shard 0/3", bin: agentBin, args: agentArgs("--shard", "0", "--total-shards", "3"), agent: true, load: true})
+		if c.shardWatch {
+			rows = append(rows, rowSpec{name: "driftwatch shard 0/3 namespace watches", bin: agentBin,
+				args: agentArgs("--shard", "0", "--total-shards", "3", "--shard-watch", "namespaces"), agent: true, load: true})
+		}
 		if c.compareAgent != "" {
 			rows = append(rows, rowSpec{name: "driftwatch (compare) shard 0/3", bin: c.compareAgent, args: agentArgs("--shard", "0", "--total-shards", "3"), agent: true})
 		}
@@ -237,6 +253,10 @@ func run(args []string, stdout io.Writer) int {
 			logf("%s: %v", r.name, res.err)
 		}
 		results = append(results, res)
+		if res.api.ok {
+			logf("  apiserver: %.0f watches beyond the stack's own (registered watchers %.0f), CPU %.2f s during the sync, %.2f s during the load (idle rate %.3f CPU s/s)",
+				res.api.watches, res.api.registered, res.api.syncCPU, res.api.loadCPU, res.api.idleCPU)
+		}
 		time.Sleep(min(c.settle, 2*time.Second))
 	}
 	// Extra sync-only rounds: the box is noisy, one sample per row is not enough
@@ -344,6 +364,18 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 		}
 	}
 	logPath := filepath.Join(cl.LogDir, "bench-"+strings.NewReplacer(" ", "_", "/", "-", "+", "_", "=", "_", "(", "", ")", "").Replace(r.name)+".log")
+	// The apiserver's CPU rate before the row (its own controllers, the
+	// controller-manager's watches) and the watches it serves already.
+	api0, apiErr := readAPIServer(ctx, cs)
+	if apiErr == nil {
+		time.Sleep(2 * time.Second)
+		if a, err := readAPIServer(ctx, cs); err == nil {
+			res.api.idleCPU = (a.cpu - api0.cpu) / 2
+			api0 = a
+		} else {
+			apiErr = err
+		}
+	}
 	t0 := time.Now()
 	ch, err := startChild(r.name, r.bin, args, r.env, logPath)
 	if err != nil {
@@ -387,6 +419,13 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 	}
 	res.syncWall = time.Since(t0)
 	res.syncCPU = ch.cpuSeconds()
+	if apiErr == nil {
+		if a, err := readAPIServer(ctx, cs); err == nil {
+			res.api.syncCPU = a.cpu - api0.cpu
+		} else {
+			apiErr = err
+		}
+	}
 	logf("  synced in %s, %.2f CPU s", res.syncWall.Round(time.Millisecond), res.syncCPU)
 	// Settle, then steady RSS, heap and the idle CPU rate.
 	time.Sleep(c.settle)
@@ -397,6 +436,18 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 	i0 := ch.cpuSeconds()
 	time.Sleep(idle)
 	res.idleCPU = (ch.cpuSeconds() - i0) / idle.Seconds()
+	if apiErr == nil {
+		if a, err := readAPIServer(ctx, cs); err == nil {
+			res.api.watches = a.watches - api0.watches
+			res.api.registered = a.registered
+			res.api.ok = true
+		} else {
+			apiErr = err
+		}
+	}
+	if apiErr != nil {
+		logf("  apiserver /metrics: %v", apiErr)
+	}
 	if _, body, _, err := get(url + "/metrics"); err == nil {
 		res.heapInuse, _ = metricValue(body, "go_memstats_heap_inuse_bytes")
 	} else {
@@ -430,12 +481,16 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 				profErr <- fetchProfile(pprofURL, fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(1, int(c.loadDuration.Seconds())-2)), c.pprofDir, "load.cpu.pprof")
 			}()
 		}
+		a0, _ := readAPIServer(ctx, cs)
 		c0, t1 := ch.cpuSeconds(), time.Now()
 		l.run(lctx)
 		cancel()
 		el := time.Since(t1)
 		time.Sleep(min(c.settle, 2*time.Second)) // drain the watch
 		c1, el2 := ch.cpuSeconds(), time.Since(t1)
+		if a1, err := readAPIServer(ctx, cs); err == nil && a0.cpu > 0 {
+			res.api.loadCPU = a1.cpu - a0.cpu
+		}
 		res.updates = l.sent.Load()
 		res.updateRate = float64(res.updates) / el.Seconds()
 		if res.updates > 0 {
@@ -551,6 +606,19 @@ func render(c config, w *world, mach, load string, rs []result) string {
 			dash(r.updates > 0, fmt.Sprintf("%.0f", r.updateRate)), dash(r.updates > 0, fmt.Sprintf("%.3f", r.cpuPerUpdate*1000)),
 			dash(r.latN > 0, fmt.Sprintf("%d / %d", r.lat50.Milliseconds(), r.lat99.Milliseconds())+timeouts(r.latTimeouts)),
 			dash(r.scrapes > 0, fmt.Sprintf("%d / %d", r.scr50.Milliseconds(), r.scr99.Milliseconds())))
+	}
+	if slices.ContainsFunc(rs, func(r result) bool { return r.api.ok }) {
+		fmt.Fprintln(&b, "\nThe kube-apiserver while each row ran (its own /metrics): watches it served at steady state beyond those before the row (apiserver_longrunning_requests{verb=\"WATCH\"}), its CPU during the row's initial sync and during the load phase, and its idle rate before the row:")
+		fmt.Fprintln(&b, "\n| row | watches | apiserver CPU s, sync | apiserver CPU s, load | apiserver idle CPU s/s | agent CPU ms/update |")
+		fmt.Fprintln(&b, "|---|---:|---:|---:|---:|---:|")
+		for _, r := range rs {
+			if r.err != nil || !r.api.ok {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %s | %.3f | %s |\n", r.name, r.api.watches, r.api.syncCPU,
+				dash(r.api.loadCPU > 0, fmt.Sprintf("%.2f", r.api.loadCPU)), r.api.idleCPU,
+				dash(r.updates > 0, fmt.Sprintf("%.3f", r.cpuPerUpdate*1000)))
+		}
 	}
 	find := func(name string) *result {
 		for i := range rs {

@@ -221,7 +221,17 @@ func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metric
 	latest := make(chan obs, 1)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	series := []byte(`key="PROBE",namespace="` + w.probeNS + `",secret="` + w.probeName + `"`)
+	// The probe's series: driftwatch_secret_missing_key with these labels
+	// (among others: optional, source), in whatever order the exposition has.
+	present := func(body []byte) bool {
+		for _, line := range bytes.Split(body, []byte("\n")) {
+			if bytes.HasPrefix(line, []byte("driftwatch_secret_missing_key{")) && bytes.Contains(line, []byte(`key="PROBE"`)) &&
+				bytes.Contains(line, []byte(`namespace="`+w.probeNS+`"`)) && bytes.Contains(line, []byte(`secret="`+w.probeName+`"`)) {
+				return true
+			}
+		}
+		return false
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -235,7 +245,7 @@ func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metric
 			mu.Lock()
 			res.scrapes = append(res.scrapes, d)
 			mu.Unlock()
-			o := obs{at: time.Now(), present: bytes.Contains(body, series)}
+			o := obs{at: time.Now(), present: present(body)}
 			select {
 			case <-latest:
 			default:

@@ -125,6 +125,32 @@ func populate(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interfac
 	if err := p.wait(); err != nil {
 		return nil, fmt.Errorf("namespaces: %w", err)
 	}
+	// Pods need their namespace's "default" ServiceAccount (admission), which
+	// the controller-manager creates shortly after the namespace: at a
+	// thousand namespaces the Secrets are created before it has caught up.
+	want := map[string]bool{}
+	for _, ns := range w.namespaces {
+		want[ns] = true
+	}
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		l, err := cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
+		if err != nil {
+			return nil, fmt.Errorf("default ServiceAccounts: %w", err)
+		}
+		n := 0
+		for _, sa := range l.Items {
+			if want[sa.Namespace] {
+				n++
+			}
+		}
+		if n == len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("default ServiceAccounts: %d of %d namespaces have one after 5 minutes", n, len(want))
+		}
+		time.Sleep(time.Second)
+	}
 	progress := func(what string, p *pool, total int) func() {
 		stop := make(chan struct{})
 		go func() {

@@ -372,7 +372,8 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 
 // scrapeConfigFromServiceMonitor translates the rendered ServiceMonitor's
 // endpoint into a Prometheus scrape_configs entry, as prometheus-operator
-// does: scheme, path, interval, timeout, tlsConfig (CA from a Secret,
+// does: the target labels its relabelings add (namespace, service, pod,
+// container, endpoint), honorLabels, scheme, path, interval, timeout, tlsConfig (CA from a Secret,
 // serverName, insecureSkipVerify) and basicAuth (username and password from a
 // Secret: the operator copies them; here they are read from the API into
 // files in dir). The target is the agent's address (the Service's endpoint).
@@ -391,6 +392,7 @@ func scrapeConfigFromServiceMonitor(t *testing.T, c *cluster.Cluster, ctx contex
 			Endpoints         []struct {
 				Port          string `json:"port"`
 				Path          string `json:"path"`
+				HonorLabels   bool   `json:"honorLabels"`
 				Scheme        string `json:"scheme"`
 				Interval      string `json:"interval"`
 				ScrapeTimeout string `json:"scrapeTimeout"`
@@ -452,7 +454,12 @@ func scrapeConfigFromServiceMonitor(t *testing.T, c *cluster.Cluster, ctx contex
 		}
 		fmt.Fprintf(&b, "    basic_auth:\n      username: %q\n      password_file: %s\n", secret(ba.Username), p)
 	}
-	fmt.Fprintf(&b, "    static_configs:\n      - targets: ['%s']\n", target)
+	fmt.Fprintf(&b, "    honor_labels: %v\n", ep.HonorLabels)
+	// The target labels prometheus-operator's relabelings give every
+	// ServiceMonitor target (namespace, service, pod, container, endpoint):
+	// the agent's series carry namespace, pod and container of their own.
+	fmt.Fprintf(&b, "    static_configs:\n      - targets: ['%s']\n        labels: {namespace: %q, service: driftwatch, pod: driftwatch-0, container: driftwatch, endpoint: %s}\n",
+		target, namespace, ep.Port)
 	return b.String()
 }
 

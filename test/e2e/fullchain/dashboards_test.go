@@ -80,7 +80,9 @@ func dashboardTargets(t *testing.T) []panelTarget {
 // them for this scenario: $job → driftwatch (a single value), $namespace → the
 // scenario namespace, $secret → the scenario's Secrets as a multi-value
 // selection ("(a|b|c)", regexp-escaped, as Grafana renders multi-values for
-// Prometheus), $__rate_interval → 1m, $__interval → 1s, $__range → 5m.
+// Prometheus), $cluster → "" (one Prometheus, no cluster label: the cluster
+// variable finds no value and cluster="" selects every series), $__rate_interval
+// → 1m, $__interval → 1s, $__range → 5m.
 // $datasource only appears in datasource references, not in expressions.
 func substitute(expr, namespace string, secrets []string) string {
 	quoted := make([]string, len(secrets))
@@ -95,6 +97,7 @@ func substitute(expr, namespace string, secrets []string) string {
 		"$namespace", regexp.QuoteMeta(namespace), "${namespace}", regexp.QuoteMeta(namespace),
 		"$secret", "("+strings.Join(quoted, "|")+")", "${secret}", "("+strings.Join(quoted, "|")+")",
 		"$job", "driftwatch", "${job}", "driftwatch",
+		"$cluster", "", "${cluster}", "",
 	)
 	return r.Replace(expr)
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -178,6 +179,20 @@ type Stack struct {
 // that Alertmanager). Both stop when the test ends.
 func Start(t testing.TB, c *cluster.Cluster, agentAddr string, hook *Webhook) *Stack {
 	t.Helper()
+	return StartTargets(t, c, []Target{{Addr: agentAddr}}, hook)
+}
+
+// Target is one agent Prometheus scrapes, with target labels (e.g. a cluster
+// label, as a fleet's Prometheus external label would add).
+type Target struct {
+	Addr   string
+	Labels map[string]string
+}
+
+// StartTargets is Start with several agents in the one job "driftwatch", each
+// with its own target labels.
+func StartTargets(t testing.TB, c *cluster.Cluster, targets []Target, hook *Webhook) *Stack {
+	t.Helper()
 	promBin, err := cluster.Tool("prometheus")
 	if err != nil {
 		t.Fatal(err)
@@ -241,8 +256,7 @@ alerting:
 scrape_configs:
   - job_name: driftwatch
     static_configs:
-      - targets: ['%s']
-`, rules, ports[1], agentAddr))
+%s`, rules, ports[1], staticConfigs(targets)))
 	s.prom = c.StartProcess(t, "prometheus", promBin, nil,
 		"--config.file="+promCfg,
 		"--storage.tsdb.path="+filepath.Join(dir, "prom-data"),
@@ -253,6 +267,27 @@ scrape_configs:
 	s.prom.WaitHTTP(t, s.PromURL+"/-/ready", 2*time.Minute)
 	s.checkRules(t, rules)
 	return s
+}
+
+// staticConfigs renders targets as static_configs entries (indented for
+// Start's scrape config).
+func staticConfigs(targets []Target) string {
+	var b strings.Builder
+	for _, tg := range targets {
+		fmt.Fprintf(&b, "      - targets: ['%s']\n", tg.Addr)
+		if len(tg.Labels) > 0 {
+			b.WriteString("        labels:\n")
+			keys := make([]string, 0, len(tg.Labels))
+			for k := range tg.Labels {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(&b, "          %s: %q\n", k, tg.Labels[k])
+			}
+		}
+	}
+	return b.String()
 }
 
 // checkRules verifies that Prometheus loaded every alert of the rule file with

@@ -128,6 +128,9 @@ spec:
         {{- end }}
         {{- if .Values.sharding.enabled }}
         - --total-shards={{ .Values.sharding.shards }}
+        {{- if ne (default "cluster" .Values.sharding.watch) "cluster" }}
+        - --shard-watch={{ .Values.sharding.watch }}
+        {{- end }}
         {{- end }}
         {{- if not .Values.ui.enabled }}
         - --ui=false
