@@ -42,8 +42,12 @@ type Options struct {
 	ScopedWatches bool
 	// DiscoveryInterval is how often optional APIs and lost permissions are re-checked.
 	DiscoveryInterval time.Duration
-	Logger            *slog.Logger
-	Now               func() time.Time
+	// DenialGrace is how long a synced resource must keep answering 403/401
+	// before it is paused (default 10s): a restarting kube-apiserver denies
+	// everything until its RBAC caches load, which takes about a second or two.
+	DenialGrace time.Duration
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // Manager runs the informers, keeps the model current and tracks each resource's
@@ -78,9 +82,11 @@ type group struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	degraded atomic.Bool
-	suspect  atomic.Bool  // a synced group got a 403/401; recheckDegraded confirms it
-	reason   atomic.Value // string
-	absent   bool         // optional API not served
+	suspect  atomic.Bool // a synced group got a 403/401; recheckDegraded confirms it
+	// suspectAt is when the suspicion began (UnixNano).
+	suspectAt atomic.Int64
+	reason    atomic.Value // string
+	absent    bool         // optional API not served
 	// vanishing counts the discovery rounds in a row that found the API of a
 	// running informer not served (the discovery loop only).
 	vanishing int
@@ -122,6 +128,9 @@ type eventKey struct {
 // Argo CD resources.
 func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.DiscoveryInterface,
 	store *model.Store, tr *Transformer, opts Options) *Manager {
+	if opts.DenialGrace <= 0 {
+		opts.DenialGrace = 10 * time.Second
+	}
 	if opts.DiscoveryInterval <= 0 {
 		opts.DiscoveryInterval = 30 * time.Second
 	}
@@ -570,8 +579,10 @@ func (m *Manager) watchErrorHandler(g *group) cache.WatchErrorHandlerWithContext
 			// pausing would drop every finding until the next recheck.
 			// recheckDegraded confirms the denial with a probe first.
 			if g.synced() {
-				if !g.suspect.Swap(true) {
-					m.log.Debug("access denied; confirming at the next check", "resource", g.res, "err", err)
+				if !g.suspect.Load() {
+					g.suspectAt.Store(m.opts.Now().UnixNano())
+					g.suspect.Store(true)
+					m.log.Debug("access denied; confirming at a later check", "resource", g.res, "grace", m.opts.DenialGrace, "err", err)
 				}
 				return
 			}
@@ -641,7 +652,11 @@ func (m *Manager) recheckDegraded(ctx context.Context) {
 				m.log.Info("access restored", "resource", g.res)
 			}
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-			if g.suspect.Swap(false) {
+			// Confirmed only once the denial has lasted DenialGrace: a probe
+			// right after a restarted apiserver's first 403 meets the same
+			// unloaded RBAC caches.
+			if g.suspect.Load() && m.opts.Now().Sub(time.Unix(0, g.suspectAt.Load())) >= m.opts.DenialGrace {
+				g.suspect.Store(false)
 				m.degrade(g, err)
 			}
 		}
