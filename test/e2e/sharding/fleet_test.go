@@ -23,15 +23,7 @@ func TestFleetPagesOncePerClusterNamingIt(t *testing.T) {
 	c := cluster.Get(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c.Apply(t, "", `
-apiVersion: external-secrets.io/v1
-kind: ClusterSecretStore
-metadata: {name: shared}
-spec:
-  provider:
-    fake:
-      data: [{key: user, value: u}]
-`)
+	applySharedStore(t, c)
 	ns := c.NewNamespace(t)
 	c.Apply(t, ns, manifests(0))
 	createReadyES(ctx, t, c, ns)

@@ -391,10 +391,10 @@ spec:
 	}
 }
 
-func TestThreeShardsExportExactlyTheUnshardedFindings(t *testing.T) {
-	c := cluster.Get(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
+// applySharedStore creates the ClusterSecretStore "shared" (fake provider) that
+// the scenarios' ExternalSecrets read.
+func applySharedStore(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
 	c.Apply(t, "", `
 apiVersion: external-secrets.io/v1
 kind: ClusterSecretStore
@@ -404,6 +404,13 @@ spec:
     fake:
       data: [{key: user, value: u}]
 `)
+}
+
+func TestThreeShardsExportExactlyTheUnshardedFindings(t *testing.T) {
+	c := cluster.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	applySharedStore(t, c)
 
 	// Namespaces until every shard owns at least two of them (names are random).
 	perShard := make([]int, shards)
