@@ -30,7 +30,7 @@ go test -count=1 -race ./internal/model/ ./internal/kube/ ./collectors/ ./intern
 step "separate test modules: API compatibility with ESO and Argo CD types, dashboards, the krew manifest"
 for m in test/apicompat/*/ dashboards/ test/krew/; do
   [ -f "$m/go.mod" ] || continue
-  (cd "$m" && go test -count=1 ./...)
+  (cd "$m" && go test -count=1 -timeout 30m ./...)
 done
 
 step "short fuzz budget"
