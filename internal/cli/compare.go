@@ -12,7 +12,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/driftwatch/driftwatch/detect"
 	"io"
 	"net/url"
 	"sort"
@@ -23,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/agent"
 )
 

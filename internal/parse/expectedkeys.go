@@ -1,8 +1,9 @@
 package parse
 
 import (
-	"github.com/driftwatch/driftwatch/internal/model"
 	"strings"
+
+	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 // Limits of ExpectedKeys.
