@@ -68,3 +68,53 @@ func TestAbsentTargetGraceLimits(t *testing.T) {
 		}
 	}
 }
+
+// Deleting an ExternalSecret garbage-collects the Secret it owns, and the two
+// delete events reach the agent on separate watch streams in either order
+// (found by the fault e2e: with the ESO CRDs deleted, the Secret's delete
+// arrived first and "short" read as Ready-but-absent for one sample). A target
+// seen deleted is not judged for the grace, however old the Ready condition;
+// still absent after it, it is reported without any further event.
+func TestDeletedTargetJudgedAfterTheGrace(t *testing.T) {
+	long := time.Unix(100000, 0)
+	deleted := long.Add(time.Hour)
+	now := deleted.Add(200 * time.Millisecond)
+	s := model.NewStore(nil)
+	s.UpsertExternalSecret(mt.BareES("app", "tokens", mt.ESData("a"), mt.ESStore("SecretStore", "vault"),
+		mt.ESRefreshed(long, 0, false), mt.ESReadySince("True", "SecretSynced", long)))
+	s.UpsertSecret(mt.Secret("app", "tokens", "a"), long)
+	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
+	findings := func() string {
+		var out []string
+		for _, l := range strings.Split(gatherText(t, c), "\n") {
+			if strings.HasPrefix(l, "driftwatch_secret_absent") || strings.HasPrefix(l, "driftwatch_externalsecret_ready_but_short") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	if got := findings(); got != "" {
+		t.Fatalf("healthy target reported:\n%s", got)
+	}
+	s.DeleteSecret("app", "tokens", deleted)
+	if got := findings(); got != "" {
+		t.Fatalf("target judged %s after its delete was seen:\n%s", now.Sub(deleted), got)
+	}
+	now = deleted.Add(detect.TargetGrace + time.Second) // no event in between
+	want := `driftwatch_externalsecret_ready_but_short{externalsecret="tokens",namespace="app",reason="absent",secret="tokens"} 1
+driftwatch_secret_absent{namespace="app",secret="tokens",source="externalsecret"} 1`
+	if got := findings(); got != want {
+		t.Fatalf("after the grace:\n got %s\nwant %s", got, want)
+	}
+	// Re-created by ESO within the grace: nothing was ever reported, and the
+	// tombstone is gone with the re-create.
+	s.UpsertSecret(mt.Secret("app", "tokens", "a"), now)
+	if got := findings(); got != "" {
+		t.Fatalf("re-created target reported:\n%s", got)
+	}
+	s.Read(func(v model.View) {
+		if _, ok := v.History().DeletedAt(model.Ref{Namespace: "app", Name: "tokens"}); ok {
+			t.Error("tombstone kept after the re-create")
+		}
+	})
+}

@@ -90,22 +90,37 @@ func unionKeys(a, b []string) []string {
 	return out
 }
 
-// TargetGrace is how long after an ExternalSecret's Ready condition last changed
-// an absent target is not yet judged (not at all when ESO's reason is
-// SecretMissing: it says so itself). ESO writes the Secret and then the status, but the
-// two reach driftwatch on separate watch streams in either order: for a moment
-// after a sync the ExternalSecret can say Ready while its Secret's create event
-// is still in flight. A target still absent after the grace is reported (the
-// pages wait minutes anyway).
+// TargetGrace is how long an absent target is not yet judged after either of
+// two moments the watch streams disagree for a while:
+//   - the ExternalSecret's Ready condition last changed (not at all when ESO's
+//     reason is SecretMissing: it says so itself). ESO writes the Secret and
+//     then the status, but the two reach driftwatch on separate watch streams in
+//     either order: for a moment after a sync the ExternalSecret can say Ready
+//     while its Secret's create event is still in flight;
+//   - this process saw the target deleted. Deleting an ExternalSecret (or its
+//     CRD) garbage-collects the Secret it owns, and the Secret's delete event
+//     can arrive before the ExternalSecret's; deleting a Secret to make ESO
+//     write it afresh is everyday practice, and ESO re-creates it within
+//     moments.
+//
+// A target still absent after the grace is reported (the pages wait minutes
+// anyway).
 const TargetGrace = 15 * time.Second
 
-// targetUnsettled reports whether e's Ready condition changed less than
-// TargetGrace before the view's evaluation time, and asks for a recheck when the grace ends. A view
-// without an evaluation time (model.View.At) applies no grace.
+// targetUnsettled reports whether e's target was seen deleted, or e's Ready
+// condition changed, less than TargetGrace before the view's evaluation time,
+// and asks for a recheck when the grace ends. A view without an evaluation time
+// (model.View.At) applies no grace.
 func targetUnsettled(v model.View, e *model.ExternalSecret) bool {
 	now := v.Now()
 	if now.IsZero() {
 		return false
+	}
+	if h := v.History(); h != nil {
+		if at, ok := h.DeletedAt(model.Ref{Namespace: e.Namespace, Name: e.Target}); ok && now.Sub(at) < TargetGrace {
+			v.RecheckAt(at.Add(TargetGrace))
+			return true
+		}
 	}
 	if e.Ready.Reason == "SecretMissing" {
 		return false // ESO itself says the target is missing: no event in flight

@@ -339,6 +339,16 @@ func (h *History) Forget(r Ref) {
 	delete(h.tombs, r)
 }
 
+// DeletedAt is when this process last saw Secret r deleted, while it is
+// absent and within the window (a re-create drops the tombstone).
+func (h *History) DeletedAt(r Ref) (time.Time, bool) {
+	t, ok := h.tombs[r]
+	if !ok {
+		return time.Time{}, false
+	}
+	return t.at, true
+}
+
 // LastObservedChange is the time of the last data change this process saw.
 func (h *History) LastObservedChange(r Ref) (time.Time, bool) {
 	sh := h.secrets[r]
