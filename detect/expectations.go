@@ -111,8 +111,14 @@ func (s *expSet) list() []Expectation {
 	return out
 }
 
-// PodActive reports whether a pod still consumes its Secrets (not finished).
-func PodActive(p *model.Pod) bool { return p.Phase != "Succeeded" && p.Phase != "Failed" }
+// PodActive reports whether a pod still consumes its Secrets: not finished and
+// not shutting down. A terminating pod starts no container again; counting it
+// would report the Secrets of an uninstalled app (helm uninstall, kubectl
+// delete -f) while its pods drain, for as long as a pod on an unreachable node
+// stays Terminating.
+func PodActive(p *model.Pod) bool {
+	return p.Phase != "Succeeded" && p.Phase != "Failed" && !p.Terminating
+}
 
 // ESExpectedKeys returns the keys an ExternalSecret writes into its target. With a
 // template that renders data (template.data or templateFrom) and the default

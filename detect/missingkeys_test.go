@@ -124,6 +124,14 @@ func TestMissingKeys(t *testing.T) {
 				mt.WithPhase(mt.Pod(ns, "job-2", mt.EnvFrom("nothere")), "Failed")},
 		},
 		{
+			// helm uninstall / kubectl delete -f: the Secret goes at once, the
+			// pods drain (a pod on an unreachable node stays Terminating).
+			name: "terminating pods are ignored",
+			objs: []any{mt.Secret(ns, "db", "A"),
+				mt.Terminating(mt.Pod(ns, "draining", mt.Env("db", "GONE"), mt.EnvFrom("uninstalled"))),
+				mt.Terminating(mt.DeployPod(ns, "web", 0, mt.Env("uninstalled", "K")))},
+		},
+		{
 			name:    "30 replicas: one finding, one consumer with Pods 30",
 			objs:    []any{mt.Secret(ns, "db", "USER"), replicas("web", 30, mt.Env("db", "USER"), mt.Env("db", "PASS"), mt.EnvFrom("web-extra"))},
 			missing: []MissingKey{wantMissing(ns, "db", "PASS", SourcePod, false, byDeploy("web", 30))},

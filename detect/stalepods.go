@@ -114,8 +114,8 @@ func StalePods(v model.View, avail model.Availability) StalePodsResult {
 	changes := map[model.Ref]DataChange{}
 
 	for _, p := range v.Pods() {
-		if p.Phase != "Running" {
-			continue
+		if p.Phase != "Running" || p.Terminating {
+			continue // a terminating pod is on its way out, as a restart would have it
 		}
 		idx := map[findingKey]int{}
 		silencedKeys := map[findingKey]bool{}

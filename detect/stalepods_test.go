@@ -75,6 +75,8 @@ func TestStalePods(t *testing.T) {
 					p.Phase = "Succeeded"
 					return p
 				}()}},
+		{name: "a terminating pod (the restart that fixes it, under way) is ignored",
+			updates: rotated, pods: []*model.Pod{mt.Terminating(spPod("api-1", before, mt.Use("api-creds", "pass", model.ViaEnv)))}},
 		{name: "a container not running (waiting, crash-looping) is ignored",
 			updates: rotated, pods: []*model.Pod{func() *model.Pod {
 				p := spPod("api-1", before, mt.Use("api-creds", "", model.ViaEnvFrom))

@@ -20,6 +20,7 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	rec := &model.Pod{
 		ObjectMeta:     objectMeta(&p.ObjectMeta),
 		Phase:          model.Intern(string(p.Status.Phase)),
+		Terminating:    p.DeletionTimestamp != nil,
 		ServiceAccount: model.Intern(p.Spec.ServiceAccountName),
 		Workload:       workloadOf(p),
 	}

@@ -236,8 +236,13 @@ func TestPodTransform(t *testing.T) {
 	if rec.Workload != (model.Workload{Kind: "Deployment", Name: "api"}) {
 		t.Fatalf("workload: %+v", rec.Workload)
 	}
-	if rec.ServiceAccount != "api" || rec.Phase != "Running" || !rec.StartTime.Equal(started.Time) {
+	if rec.ServiceAccount != "api" || rec.Phase != "Running" || !rec.StartTime.Equal(started.Time) || rec.Terminating {
 		t.Fatalf("pod fields: %+v", rec)
+	}
+	deleted := metav1.NewTime(time.Unix(6000, 0))
+	in.DeletionTimestamp = &deleted
+	if out, _ := newTransformer().Pod(in); !out.(*model.Pod).Terminating {
+		t.Fatal("a pod with a deletionTimestamp is not marked Terminating")
 	}
 	if len(rec.Containers) != 3 || !rec.Containers[1].Running || !rec.Containers[1].StartedAt.Equal(started.Time) || rec.Containers[0].Running {
 		t.Fatalf("containers: %+v", rec.Containers)

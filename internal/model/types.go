@@ -161,7 +161,11 @@ type Workload struct {
 // owner workload.
 type Pod struct {
 	ObjectMeta
-	Phase          string
+	Phase string
+	// Terminating is set once metadata.deletionTimestamp is: the pod is
+	// shutting down and starts no container again, so what it reads no longer
+	// matters (a pod on an unreachable node stays so until the node is gone).
+	Terminating    bool
 	ServiceAccount string
 	StartTime      time.Time
 	Workload       Workload

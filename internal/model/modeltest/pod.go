@@ -82,6 +82,12 @@ func WithPhase(p *model.Pod, phase string) *model.Pod {
 	return p
 }
 
+// Terminating marks a pod as deleted and shutting down (deletionTimestamp set).
+func Terminating(p *model.Pod) *model.Pod {
+	p.Terminating = true
+	return p
+}
+
 // WithWorkload sets the workload that owns a pod.
 func WithWorkload(p *model.Pod, kind, name string) *model.Pod {
 	p.Workload = model.Workload{Kind: kind, Name: name}
