@@ -186,6 +186,7 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 				s.UpsertHelmRelease(mt.HelmRelease(ns, "rel", 1, "deployed",
 					mt.HelmSecret(into, fmt.Sprintf("s%d", r.IntN(5)), fmt.Sprintf("k%d", r.IntN(5)))))
 			case 10:
+				s.UpsertApp(mt.App("argocd", "app", func(a *model.ArgoApp) { a.Deleting = r.IntN(3) == 0 }))
 				s.SetArgoDesired(model.Ref{Namespace: "argocd", Name: "app"}, []model.DesiredObject{{Kind: "Secret",
 					Namespace: append(namespaces, "argo-only")[r.IntN(len(namespaces)+1)], Name: fmt.Sprintf("s%d", r.IntN(5)),
 					DataKeys: []string{fmt.Sprintf("k%d", r.IntN(5))}}})

@@ -176,4 +176,11 @@ func TestArgoExpectations(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
 	}
+	// Deleted (Argo CD's resources finalizer deletes what it manages first):
+	// the target state expects nothing any more.
+	s.UpsertApp(mt.App("argocd", "shop", func(a *model.ArgoApp) { a.Deleting = true }))
+	s.Read(func(v model.View) { got = ArgoExpectations(v) })
+	if len(got) != 0 {
+		t.Fatalf("an Application being deleted still expects %+v", got)
+	}
 }

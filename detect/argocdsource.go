@@ -34,6 +34,9 @@ func ArgoExpectations(v model.View) []Expectation {
 		e.Consumers = append(e.Consumers, c)
 	}
 	for _, d := range v.ArgoDesiredAll() {
+		if a, ok := v.App(d.App.Namespace, d.App.Name); ok && a.Deleting {
+			continue // being deleted: Argo CD's finalizer deletes its resources first
+		}
 		c := Consumer{Kind: "Application", Name: d.App.Name}
 		var target string
 		var keys []string

@@ -182,8 +182,8 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 	}
 	if avail[model.ResExternalSecrets] {
 		v.EachExternalSecret(func(e *model.ExternalSecret) {
-			if e.DecodeErr != "" || e.Ready.Status == "" {
-				return // not reconciled yet: ESO has not acted, nothing to expect
+			if e.DecodeErr != "" || e.Ready.Status == "" || e.Deleting {
+				return // not reconciled yet (ESO has not acted), or on its way out: nothing to expect
 			}
 			if set.settle {
 				if _, ok := v.Secret(e.Namespace, e.Target); !ok && targetUnsettled(v, e) {

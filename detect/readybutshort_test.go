@@ -35,6 +35,10 @@ func TestReadyButShort(t *testing.T) {
 			want: []ReadyButShort{wantShort(ns, "bulk", "bulk", ShortAbsent, 1, "SecretSynced")},
 		},
 		{
+			name: "being deleted (a finalizer, a foreground delete): nothing",
+			objs: []any{mt.ES(ns, "db", mt.ESData("A", "B", "C"), func(e *model.ExternalSecret) { e.Deleting = true })},
+		},
+		{
 			name: "Ready=True, target empty",
 			objs: []any{mt.Secret(ns, "db"), mt.ES(ns, "db", mt.ESData("A", "B"))},
 			want: []ReadyButShort{wantShort(ns, "db", "db", ShortEmpty, 2, "SecretSynced")},

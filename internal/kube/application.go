@@ -28,7 +28,7 @@ func (t *Transformer) Application(obj any) (any, error) {
 	t.decodeProblem("applications", &meta, "spec", decodeErr)
 	rec := &model.ArgoApp{ObjectMeta: objectMeta(&meta), DecodeErr: decodeErr,
 		SyncStatus: app.Status.Sync.Status, SyncRevision: app.Status.Sync.Revision, SyncRevisions: app.Status.Sync.Revisions,
-		DestinationNamespace: app.Spec.Destination.Namespace}
+		DestinationNamespace: app.Spec.Destination.Namespace, Deleting: u.GetDeletionTimestamp() != nil}
 	for _, d := range app.Spec.IgnoreDifferences {
 		rec.IgnoreDifferences = append(rec.IgnoreDifferences, model.IgnoreDifference{Group: d.Group, Kind: d.Kind,
 			Name: d.Name, Namespace: d.Namespace, JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions,

@@ -34,6 +34,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		APIVersion: model.Intern(u.GetAPIVersion()),
 		DecodeErr:  decodeErr,
 		Managers:   parse.ManagedFields(mf, "f:spec"),
+		Deleting:   u.GetDeletionTimestamp() != nil,
 	}
 	t.decodeProblem("externalsecrets", &meta, "spec", decodeErr)
 	if la, ok := ann[model.AnnLastApplied]; ok {

@@ -74,6 +74,10 @@ status:
 	if !reflect.DeepEqual(a, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", a, want)
 	}
+	if d := appFromYAML(t, `{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: gone, namespace: argocd,
+  deletionTimestamp: "2026-12-03T10:00:00Z", finalizers: [resources-finalizer.argocd.argoproj.io]}}`); !d.Deleting {
+		t.Fatal("an Application with a deletionTimestamp is not marked Deleting")
+	}
 
 	// Multi-source: revisions lists; v3's automated.enabled: false is manual.
 	m := appFromYAML(t, `

@@ -288,6 +288,11 @@ func TestExternalSecretTransform(t *testing.T) {
 			t.Fatalf("%s: keys %v %v %v", v, rec.DataKeys, rec.TemplateKeys, rec.ExpectedKeys)
 		}
 	}
+	gone := mk("external-secrets.io/v1")
+	gone.SetDeletionTimestamp(&metav1.Time{Time: time.Unix(7000, 0)})
+	if out, _ := newTransformer().ExternalSecret(gone); !out.(*model.ExternalSecret).Deleting {
+		t.Fatal("an ExternalSecret with a deletionTimestamp is not marked Deleting")
+	}
 	// A spec of the wrong shape is a decode error on the record, not a crash.
 	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "external-secrets.io/v1", "kind": "ExternalSecret",
 		"metadata": map[string]any{"name": "bad", "namespace": "app"}, "spec": map[string]any{"data": "not-a-list"}}}

@@ -609,6 +609,12 @@ func (v View) DeployedReleases() []*HelmRelease {
 // Apps returns every Argo CD Application, sorted.
 func (v View) Apps() []*ArgoApp { return sortedValues(v.s.apps) }
 
+// App returns the Argo CD Application ns/name.
+func (v View) App(ns, name string) (*ArgoApp, bool) {
+	a, ok := v.s.apps[refOf(ns, name)]
+	return a, ok
+}
+
 // Ignores reports whether findings of detector about object obj of namespace ns
 // are silenced by a driftwatch.io/ignore annotation on the object or on its
 // namespace. obj may be nil (an absent object: only the namespace counts).

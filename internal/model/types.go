@@ -191,6 +191,9 @@ type Condition struct {
 type ExternalSecret struct {
 	ObjectMeta
 	APIVersion string
+	// Deleting: metadata.deletionTimestamp is set (a finalizer, or a foreground
+	// delete waiting for the Secret it owns): it expects nothing any more.
+	Deleting bool
 	// Target is spec.target.name, defaulted to the ExternalSecret's name.
 	Target         string
 	CreationPolicy string // live value (the CRD defaults it to Owner)
@@ -316,6 +319,10 @@ type ArgoApp struct {
 	DestinationNamespace string
 	Resources            []ArgoResource
 	DecodeErr            string
+	// Deleting: metadata.deletionTimestamp is set. Argo CD's resources
+	// finalizer deletes what the Application manages first: its target state
+	// is no longer an expectation.
+	Deleting bool
 }
 
 // ArgoResource is an entry of an Application's status.resources.
