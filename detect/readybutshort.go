@@ -38,7 +38,7 @@ func ReadyButShortES(v model.View, avail model.Availability) []ReadyButShort {
 	var out []ReadyButShort
 	for _, e := range v.ExternalSecrets() {
 		if e.DecodeErr != "" || e.Ready.Status != "True" || !ESWritesTarget(e) || e.Deleting {
-			continue // creationPolicy None: Ready says nothing about a Secret ESO never writes; a deleted one, about its Secret's future
+			continue // creationPolicy None: Ready says nothing about a Secret ESO never writes; one being deleted expects nothing
 		}
 		expected := unionKeys(ESExpectedKeys(e), e.ExpectedKeys)
 		atLeastOne := func(n int) int {
