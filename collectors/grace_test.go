@@ -24,16 +24,7 @@ func TestAbsentTargetJudgedAfterTheGrace(t *testing.T) {
 	s.UpsertExternalSecret(mt.BareES("app", "tokens", mt.ESData("a"), mt.ESStore("SecretStore", "vault"),
 		mt.ESRefreshed(synced, 0, false), mt.ESReadySince("True", "SecretSynced", synced)))
 	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
-	findings := func() string {
-		text := gatherText(t, c)
-		var out []string
-		for _, l := range strings.Split(text, "\n") {
-			if strings.HasPrefix(l, "driftwatch_secret_absent") || strings.HasPrefix(l, "driftwatch_externalsecret_ready_but_short") {
-				out = append(out, l)
-			}
-		}
-		return strings.Join(out, "\n")
-	}
+	findings := func() string { return absentTargetSeries(t, c) }
 	if got := findings(); got != "" {
 		t.Fatalf("absent target judged %s after the sync:\n%s", now.Sub(synced), got)
 	}
@@ -43,6 +34,18 @@ driftwatch_secret_absent{namespace="app",secret="tokens",source="externalsecret"
 	if got := findings(); got != want {
 		t.Fatalf("after the grace:\n got %s\nwant %s", got, want)
 	}
+}
+
+// absentTargetSeries is the secret_absent and ready_but_short series c exports.
+func absentTargetSeries(t *testing.T, c *Findings) string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(gatherText(t, c), "\n") {
+		if strings.HasPrefix(l, "driftwatch_secret_absent") || strings.HasPrefix(l, "driftwatch_externalsecret_ready_but_short") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // ESO's own SecretMissing (Merge without a target) is judged at once, and a
@@ -84,15 +87,7 @@ func TestDeletedTargetJudgedAfterTheGrace(t *testing.T) {
 		mt.ESRefreshed(long, 0, false), mt.ESReadySince("True", "SecretSynced", long)))
 	s.UpsertSecret(mt.Secret("app", "tokens", "a"), long)
 	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
-	findings := func() string {
-		var out []string
-		for _, l := range strings.Split(gatherText(t, c), "\n") {
-			if strings.HasPrefix(l, "driftwatch_secret_absent") || strings.HasPrefix(l, "driftwatch_externalsecret_ready_but_short") {
-				out = append(out, l)
-			}
-		}
-		return strings.Join(out, "\n")
-	}
+	findings := func() string { return absentTargetSeries(t, c) }
 	if got := findings(); got != "" {
 		t.Fatalf("healthy target reported:\n%s", got)
 	}
