@@ -29,12 +29,14 @@ func TestAbsentTargetJudgedAfterTheGrace(t *testing.T) {
 		t.Fatalf("absent target judged %s after the sync:\n%s", now.Sub(synced), got)
 	}
 	now = synced.Add(detect.TargetGrace + time.Second) // no write in between
-	want := `driftwatch_externalsecret_ready_but_short{externalsecret="tokens",namespace="app",reason="absent",secret="tokens"} 1
-driftwatch_secret_absent{namespace="app",secret="tokens",source="externalsecret"} 1`
-	if got := findings(); got != want {
-		t.Fatalf("after the grace:\n got %s\nwant %s", got, want)
+	if got := findings(); got != tokensAbsent {
+		t.Fatalf("after the grace:\n got %s\nwant %s", got, tokensAbsent)
 	}
 }
+
+// tokensAbsent is what app/tokens's absent target exports once judged.
+const tokensAbsent = `driftwatch_externalsecret_ready_but_short{externalsecret="tokens",namespace="app",reason="absent",secret="tokens"} 1
+driftwatch_secret_absent{namespace="app",secret="tokens",source="externalsecret"} 1`
 
 // absentTargetSeries is the secret_absent and ready_but_short series c exports.
 func absentTargetSeries(t *testing.T, c *Findings) string {
@@ -96,10 +98,8 @@ func TestDeletedTargetJudgedAfterTheGrace(t *testing.T) {
 		t.Fatalf("target judged %s after its delete was seen:\n%s", now.Sub(deleted), got)
 	}
 	now = deleted.Add(detect.TargetGrace + time.Second) // no event in between
-	want := `driftwatch_externalsecret_ready_but_short{externalsecret="tokens",namespace="app",reason="absent",secret="tokens"} 1
-driftwatch_secret_absent{namespace="app",secret="tokens",source="externalsecret"} 1`
-	if got := findings(); got != want {
-		t.Fatalf("after the grace:\n got %s\nwant %s", got, want)
+	if got := findings(); got != tokensAbsent {
+		t.Fatalf("after the grace:\n got %s\nwant %s", got, tokensAbsent)
 	}
 	// Re-created by ESO within the grace: nothing was ever reported, and the
 	// tombstone is gone with the re-create.

@@ -1,8 +1,6 @@
 package kube
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -145,23 +143,12 @@ func TestFingerprintsAreKeyed(t *testing.T) {
 	}
 }
 
-func helmPayload(t *testing.T, manifest string) []byte {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"name": "rel", "namespace": "app", "version": 3,
-		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
-}
-
 func TestHelmReleaseTransformDropsPayload(t *testing.T) {
 	manifest := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: " +
 		base64.StdEncoding.EncodeToString([]byte(secretValues[0])) + "\nstringData:\n  token: " + secretValues[3] + "\n"
 	in := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.rel.v3", Namespace: "app",
 		Labels: map[string]string{"owner": "helm", "name": "rel", "status": "deployed", "version": "3"}},
-		Type: HelmReleaseType, Data: map[string][]byte{"release": helmPayload(t, manifest)}}
+		Type: HelmReleaseType, Data: map[string][]byte{"release": helmPayloadIn("app", manifest)}}
 	out, _ := newTransformer().HelmRelease(in)
 	rec := out.(*model.HelmRelease)
 	assertNoValues(t, "helm record", rec)
