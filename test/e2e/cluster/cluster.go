@@ -73,6 +73,10 @@ type Options struct {
 	ArgoCDServer bool
 	// ESOController starts the real ESO controller; implies ESOCRDs.
 	ESOController bool
+	// Node runs a real node (node.go): containerd, runc, CNI bridge
+	// networking, kubelet, kube-proxy and kube-scheduler, inside a network
+	// namespace of the stack's own. Needs root.
+	Node bool
 	// Logf receives progress lines; nil writes them to stderr.
 	Logf func(format string, args ...any)
 }
@@ -122,6 +126,7 @@ type Cluster struct {
 	esoLive   string
 	ca        *certAuthority
 	argo      *argoCD
+	node      *Node
 
 	mu      sync.Mutex
 	agents  []*process // every agent process ever started, for teardown
@@ -152,6 +157,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		need = append(need, ESOControllerBin)
 	}
 	need = append(need, argoCDTools(opts)...)
+	if opts.Node {
+		need = append(need, nodeTools()...)
+	}
 	bins := map[string]string{}
 	for _, n := range need {
 		p, err := Tool(n)
@@ -222,8 +230,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.ca = ca
-	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true,
-		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+	servingIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(APIServiceIP)}
+	if opts.Node {
+		servingIPs = append(servingIPs, net.ParseIP(NodeIP))
+	}
+	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true, servingIPs,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
 	if err != nil {
 		return c, err
@@ -282,7 +293,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	tEtcd := time.Now()
 
-	// kube-apiserver.
+	// kube-apiserver. With a node, the Node authorizer lets the kubelet read
+	// what its pods reference.
+	authzModes := "RBAC"
+	if opts.Node {
+		authzModes = "Node,RBAC"
+	}
 	c.apiserver = &process{
 		name: "kube-apiserver", path: bins[APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
 		args: []string{
@@ -297,8 +313,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			"--service-account-key-file=" + saPub,
 			"--service-account-signing-key-file=" + saKey,
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-cluster-ip-range=10.0.0.0/24",
-			"--authorization-mode=RBAC",
+			"--service-cluster-ip-range=" + ServiceCIDR,
+			"--authorization-mode=" + authzModes,
 			"--endpoint-reconciler-type=none",
 			"--allow-privileged=true",
 			// Without it a SIGTERM waits for open watches until the request timeout.
@@ -352,6 +368,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return err == nil, nil
 	}); err != nil {
 		return c, err
+	}
+
+	if opts.Node {
+		if err := c.startNode(ctx, bins, apiPort); err != nil {
+			return c, fmt.Errorf("node: %w", err)
+		}
 	}
 
 	if opts.ESOController {
@@ -583,6 +605,9 @@ func (c *Cluster) Stop() {
 	for _, a := range agents {
 		a.stop(5 * time.Second)
 	}
+	if c.node != nil {
+		c.node.stop()
+	}
 	for _, p := range c.argo.processes() {
 		if p != nil {
 			p.stop(15 * time.Second)
@@ -617,6 +642,11 @@ func (c *Cluster) CheckTornDown() error {
 	if left := leftoverProcesses(c.Dir, c.allPIDs()); len(left) > 0 {
 		problems = append(problems, "processes left behind:\n  "+strings.Join(left, "\n  "))
 	}
+	if c.node != nil {
+		if left := c.node.leftovers(); len(left) > 0 {
+			problems = append(problems, "node left behind:\n  "+strings.Join(left, "\n  "))
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("e2e teardown: %s", strings.Join(problems, "; "))
 	}
@@ -627,6 +657,7 @@ func (c *Cluster) allPIDs() []int {
 	c.mu.Lock()
 	procs := append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
 	procs = append(procs, c.argo.processes()...)
+	procs = append(procs, c.node.processes()...)
 	c.mu.Unlock()
 	var pids []int
 	for _, p := range procs {
@@ -641,7 +672,7 @@ func (c *Cluster) allPIDs() []int {
 // kube-apiserver, kube-controller-manager, external-secrets, and Argo CD's).
 func (c *Cluster) PIDs() map[string]int {
 	out := map[string]int{}
-	for _, p := range append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...) {
+	for _, p := range append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.node.processes()...) {
 		if p != nil {
 			if pid := p.pid(); pid != 0 {
 				out[p.name] = pid
@@ -654,7 +685,7 @@ func (c *Cluster) PIDs() map[string]int {
 // LogTails returns the last n lines of every stack process's log.
 func (c *Cluster) logTails(n int) string {
 	var b strings.Builder
-	for _, p := range append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...) {
+	for _, p := range append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.node.processes()...) {
 		if p == nil {
 			continue
 		}
