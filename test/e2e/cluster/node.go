@@ -494,6 +494,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 	}
 	// The bridge: cni0 with the gateway address, pods in PodCIDR, IP
 	// allocations kept in the node's folder; no masquerading (nothing leaves).
+	// Pods get no default route: besides their own subnet, only the Service
+	// range, through the gateway (kube-proxy's rules are in the node's
+	// namespace).
 	cni := map[string]any{
 		"cniVersion": "0.4.0",
 		"name":       n.netName,
@@ -502,6 +505,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 			"ipam": map[string]any{
 				"type":    "host-local",
 				"ranges":  [][]map[string]string{{{"subnet": PodCIDR}}},
+				"routes":  []map[string]string{{"dst": ServiceCIDR}},
 				"dataDir": n.path("cni", "ipam"),
 			},
 		}},

@@ -18,8 +18,10 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,6 +34,14 @@ type Report struct {
 
 func main() {
 	dirs := os.Args[1:]
+	// PID 1 of its container: without a handler SIGTERM would be ignored
+	// until the kubelet's grace period ends.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-stop
+		os.Exit(0)
+	}()
 	var last []byte
 	for {
 		b, _ := json.Marshal(look(dirs))
