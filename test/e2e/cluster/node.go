@@ -573,6 +573,7 @@ clusterCIDR: %[3]s
 bindAddress: %[4]s
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: [primary]
 # No CAP_SYS_RESOURCE in this VM; conntrack limits are the host's business.
 oomScoreAdj: 0
 conntrack:
@@ -660,11 +661,57 @@ func (n *Node) Forward(t testing.TB, addr string) string {
 // unreachable from the cluster network). The kubelet keeps its own path.
 func (n *Node) PauseServiceAPI(paused bool) { n.svcFwd.setPaused(paused) }
 
+// RunIP runs `ip` with args inside the node's network namespace (`ip -n
+// NAME ...`) and returns its standard output.
+func (n *Node) RunIP(ctx context.Context, args ...string) (string, error) {
+	return n.c.run(ctx, n.bins["ip"], nil, "", append([]string{"-n", n.Netns}, args...)...)
+}
+
 // Crictl runs crictl against the node's containerd and returns its standard output.
 func (n *Node) Crictl(ctx context.Context, args ...string) (string, error) {
 	ep := "unix://" + n.ContainerdSocket
 	return n.c.run(ctx, n.bins[CrictlBin], nil, "",
 		append([]string{"--runtime-endpoint", ep, "--image-endpoint", ep, "--timeout", "30s"}, args...)...)
+}
+
+// PodNetns returns the path of a pod's network namespace (containerd's
+// sandbox), given the pod's namespace and name.
+func (n *Node) PodNetns(ctx context.Context, namespace, pod string) (string, error) {
+	id, err := n.Crictl(ctx, "pods", "--namespace", namespace, "--name", pod, "--state", "ready", "-q")
+	if err != nil {
+		return "", err
+	}
+	ids := strings.Fields(id)
+	if len(ids) != 1 {
+		return "", fmt.Errorf("crictl pods %s/%s: %d ready sandboxes", namespace, pod, len(ids))
+	}
+	out, err := n.Crictl(ctx, "inspectp", ids[0])
+	if err != nil {
+		return "", err
+	}
+	var v struct {
+		Info struct {
+			RuntimeSpec struct {
+				Linux struct {
+					Namespaces []struct{ Type, Path string } `json:"namespaces"`
+				} `json:"linux"`
+			} `json:"runtimeSpec"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		return "", fmt.Errorf("crictl inspectp %s: %w", ids[0], err)
+	}
+	for _, ns := range v.Info.RuntimeSpec.Linux.Namespaces {
+		if ns.Type == "network" && ns.Path != "" {
+			return ns.Path, nil
+		}
+	}
+	return "", fmt.Errorf("sandbox %s of %s/%s has no network namespace path", ids[0], namespace, pod)
+}
+
+// RunIPIn runs `ip` with args inside the network namespace at path (a pod's).
+func (n *Node) RunIPIn(ctx context.Context, path string, args ...string) (string, error) {
+	return n.c.run(ctx, n.bins["nsenter"], nil, "", append([]string{"--net=" + path, "--", n.bins["ip"]}, args...)...)
 }
 
 // ContainerPID returns the host PID of a running container's first process,

@@ -115,6 +115,7 @@ func TestNode(t *testing.T) {
 		{"optional_key", testOptionalKey},
 		{"stale_volume_subpath_env", testStale},
 		{"agent_killed", testAgentKilled},
+		{"network_stays_inside", testNetworkStaysInside},
 	}
 	for _, st := range steps {
 		if !t.Run(st.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -197,12 +198,18 @@ func testStale(t *testing.T, s *stack) {
 	if !slices.Contains(r.Env, "token") || slices.Contains(r.Env, "rotated_at") {
 		t.Errorf("env's environment after the change: %v (want token, and no rotated_at: read at start)", r.Env)
 	}
-	// ...nor the subPath mount: still the copy from before the change.
+	// ...nor the subPath mount: still the copy from before the change, once
+	// the kubelet has refreshed sub's own volume (each pod's on its own sync).
+	var current string
+	poll(t, 3*time.Minute, 500*time.Millisecond, "the kubelet refreshing sub's secret volume", func() (bool, string) {
+		l, err := os.Readlink(filepath.Join(volumeDir(n, pods["sub"], "creds"), "..data"))
+		if err != nil {
+			return false, err.Error()
+		}
+		current = l
+		return !strings.HasPrefix(subMount, "/"+l+"/"), l
+	})
 	after, err := subPathMount(n, pods["sub"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	current, err := os.Readlink(filepath.Join(volumeDir(n, pods["sub"], "creds"), "..data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,9 +329,12 @@ func agentAlerts(t *testing.T) map[string]bool {
 
 // testAgentKilled: the agent's process is SIGKILLed; the kubelet restarts the
 // container; until it has synced again it serves no finding, and afterwards
-// exactly the findings of before: nothing new is reported, nothing pages that
-// was not firing before. Then the fault of testFaultAfterStart is repaired and
-// its page resolves.
+// the findings of before: every one that does not depend on what the killed
+// process had observed (no change_source label) comes back, nothing new is
+// reported but what a fresh process infers from managedFields
+// (change_source="managed_fields", info, never alerted), nothing pages that
+// was not firing before. Then the fault of testFaultAfterStart is repaired
+// and its page resolves.
 func testAgentKilled(t *testing.T, s *stack) {
 	c, n := s.c, s.n
 	ctx := ctxT(t, 10*time.Minute)
@@ -403,14 +413,21 @@ func testAgentKilled(t *testing.T, s *stack) {
 				served++
 			}
 			for k, x := range f {
-				if _, ok := known[k]; !ok && !reportedNew[k] {
-					reportedNew[k] = true
+				if _, ok := known[k]; ok || reportedNew[k] {
+					continue
+				}
+				reportedNew[k] = true
+				if x.Labels["change_source"] == "managed_fields" {
+					// Inferred at start-up from managedFields (info, never
+					// alerted): what a restarted agent can know.
+					t.Logf("fact: after the restart, inferred: %s", x)
+				} else {
 					t.Errorf("a finding not reported before the kill: %s", x)
 				}
 			}
 			missing = missing[:0]
-			for k := range known {
-				if _, ok := f[k]; !ok {
+			for k, x := range known {
+				if _, ok := f[k]; !ok && x.Labels["change_source"] == "" {
 					missing = append(missing, k)
 				}
 			}
@@ -437,10 +454,12 @@ func testAgentKilled(t *testing.T, s *stack) {
 		for k, x := range known {
 			if y, ok := now[k]; ok && x.Labels["change_source"] != y.Labels["change_source"] {
 				t.Logf("fact: after the restart %s is change_source=%q (before: %q)", k, y.Labels["change_source"], x.Labels["change_source"])
+			} else if !ok {
+				t.Logf("fact: after the restart %s is gone (change_source %q before: what this process had observed)", k, x.Labels["change_source"])
 			}
 		}
 	}
-	t.Logf("fact: the kubelet restarted the agent (%s); Ready again %s and every finding back %s after the kill; %d scrapes of the pod meanwhile (%d while unready, none with a finding; %d ready with findings)",
+	t.Logf("fact: the kubelet restarted the agent (%s); Ready again %s and the findings back %s after the kill; %d scrapes of the pod meanwhile (%d while unready, none with a finding; %d ready with findings)",
 		podState(p), readyAgain.Sub(killed).Round(100*time.Millisecond), back.Sub(killed).Round(100*time.Millisecond), scrapes, unready, served)
 
 	// Give any false alert the time to fire (every `for` is 5s here), then
@@ -468,4 +487,76 @@ func testAgentKilled(t *testing.T, s *stack) {
 	s.ps.WaitHook(t, s.hook, from, alertTimout, "the page for web-creds resolved", func(m promstack.Message, a promstack.Alert) bool {
 		return alertIs("DriftwatchSecretMissingKeyConsumed", ns, nil)(m, a) && a.Status == "resolved"
 	})
+}
+
+// testNetworkStaysInside reads the network rule's evidence from the kernel
+// while the node runs pods: the node's namespace has no link but loopback, the
+// bridge and veths whose peers are elsewhere, no link of the host's namespace
+// has its peer in the node's (so the veths lead to pods), and it has no
+// default route (IPv4 or IPv6); a pod routes its own subnet and the Service
+// range, nothing else.
+func testNetworkStaysInside(t *testing.T, s *stack) {
+	n := s.n
+	ctx := ctxT(t, 2*time.Minute)
+	links, err := n.RunIP(ctx, "-o", "link", "show")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(links), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+		if name != "lo" && name != "cni0" && !strings.HasPrefix(name, "veth") {
+			t.Errorf("a link in the node's namespace that is not loopback, the bridge or a pod's veth: %s", line)
+		}
+		if strings.HasPrefix(name, "veth") && !strings.Contains(line, "link-netnsid") {
+			t.Errorf("a veth whose peer is in the node's namespace itself: %s", line)
+		}
+	}
+	// No link of the host's namespace has its peer in the node's.
+	ipBin, err := cluster.Tool("ip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostLinks, err := exec.CommandContext(ctx, ipBin, "-o", "link", "show").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(hostLinks), "\n") {
+		if strings.Contains(line, "link-netns "+n.Netns) {
+			t.Errorf("a link of the host's namespace reaches into the node's: %s", line)
+		}
+	}
+	for _, fam := range []string{"-4", "-6"} {
+		routes, err := n.RunIP(ctx, fam, "route", "show", "table", "all")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(routes), "\n") {
+			if strings.HasPrefix(line, "default") {
+				t.Errorf("the node's namespace has a default route: %s", line)
+			}
+		}
+		t.Logf("fact: node namespace %s routes:\n%s", fam, routes)
+	}
+	p := s.agentPod(t)
+	path, err := n.PodNetns(ctx, p.Namespace, p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := n.RunIPIn(ctx, path, "-4", "route", "show", "table", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dsts []string
+	for _, line := range strings.Split(strings.TrimSpace(routes), "\n") {
+		dsts = append(dsts, strings.Fields(line)[0])
+	}
+	slices.Sort(dsts)
+	if want := []string{cluster.ServiceCIDR, cluster.PodCIDR}; !slices.Equal(dsts, want) {
+		t.Errorf("the agent pod routes %v, want only %v:\n%s", dsts, want, routes)
+	}
+	t.Logf("fact: links of the node's namespace:\n%s\nthe agent pod's routes:\n%s", links, routes)
 }
