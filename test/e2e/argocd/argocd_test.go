@@ -72,8 +72,10 @@ const automatedRespect = `  syncPolicy:
 //   - "absent" (.spec.data[].remoteRef.property: neither Git nor live has it):
 //     normalizing live changes nothing, so the entry ships. driftwatch warns
 //     (rebuilds_list_if_present: it cannot see live values) and never pages.
-//   - "ssa": "pointer"'s ignore with ServerSideApply=true as well: the trap
-//     holds, and no last-applied annotation exists at all. driftwatch pages on
+//   - "ssa" (jqPathExpressions over the three remoteRef fields the CRD
+//     defaults, the ignore a server-side apply sync needs to reach Synced)
+//     with ServerSideApply=true: the trap holds, and no last-applied
+//     annotation exists at all. driftwatch pages on
 //     the ExternalSecret lacking the entry of the revision Argo CD says it
 //     delivered (driftwatch_gitops_synced_entries_missing), as it does for the
 //     two client-side ones next to truncated_patch.
@@ -103,8 +105,12 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 		"absent":  ignore("jqPathExpressions", ".spec.data[].remoteRef.property") + automatedRespect,
 		"hidden":  ignore("jqPathExpressions", ".spec.data[]") + "  syncPolicy:\n    automated: {prune: true}\n",
 		// Server-side apply syncs (ESO's own CRDs exceed the last-applied
-		// annotation's size, so Argo CD users sync them this way).
-		"ssa": ignore("jsonPointers", "/spec/data/0/remoteRef/conversionStrategy") +
+		// annotation's size, so Argo CD users sync them this way). Without a
+		// last-applied annotation Argo CD diffs Git against live two-way, so
+		// every field the CRD defaults on an entry shows as a difference:
+		// users ignore them all, which is the trap.
+		"ssa": "  ignoreDifferences:\n  - group: external-secrets.io\n    kind: ExternalSecret\n    jqPathExpressions:\n" +
+			"    - .spec.data[].remoteRef.conversionStrategy\n    - .spec.data[].remoteRef.decodingStrategy\n    - .spec.data[].remoteRef.metadataPolicy\n" +
 			"  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [RespectIgnoreDifferences=true, ServerSideApply=true]\n",
 	}
 	name := func(app string) string { return "trap-" + app }
@@ -207,8 +213,10 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	a.WaitForSeries(t, "driftwatch_argocd_ignore_list_trap", trap("ssa", "rebuilds_list", "true"), waitAgent)
 	// The ExternalSecret itself lacks an entry of the revision Argo CD says
 	// it delivered (issue 22): without any last-applied annotation under
-	// server-side apply; next to truncated_patch under client-side apply.
-	for _, app := range []string{"pointer", "jq", "ssa"} {
+	// server-side apply; next to truncated_patch under client-side apply;
+	// for "hidden", Argo CD's claim is the ExternalSecret's own status,
+	// Synced at rev2 (no sync ran).
+	for _, app := range []string{"pointer", "jq", "ssa", "hidden"} {
 		got := a.WaitForSeries(t, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns, "kind": "ExternalSecret",
 			"name": app, "source": "argocd", "sync_kind": "Application", "sync_namespace": cluster.ArgoCDNamespace, "sync_name": name(app)}, waitAgent)
 		if got.Value != 1 {
@@ -260,7 +268,11 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	for _, app := range []string{"pointer", "jq", "ssa"} {
 		fixed := automatedRespect
 		if app == "ssa" {
-			fixed = "  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [RespectIgnoreDifferences=true, ServerSideApply=true]\n"
+			// The fix a server-side apply user makes: keep ignoring the
+			// defaulted fields in the diff, stop carrying live into the
+			// apply (no RespectIgnoreDifferences).
+			fixed = strings.Split(apps["ssa"], "  syncPolicy:")[0] +
+				"  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [ServerSideApply=true]\n"
 		}
 		c.Apply(t, cluster.ArgoCDNamespace, application(name(app), repo.URL, app, ns, fixed))
 		mergePatch(t, c, cluster.ArgoGVR, cluster.ArgoCDNamespace, name(app),
