@@ -452,12 +452,14 @@ spec:
 		return map[string]string{"namespace": ns, "secret": secret, "key": key, "source": "argocd",
 			"sync_kind": "Application", "sync_namespace": cluster.ArgoCDNamespace, "sync_name": app}
 	}
-	a.WaitForSeries(t, "driftwatch_secret_key_pending_sync", pending("manual", "API_TOKEN"), waitAgent)
-	a.WaitForSeries(t, "driftwatch_secret_key_pending_sync", pending("manual-config", "FEATURE_FLAG"), waitAgent)
-	// A full minute of polls (the agent polls the API every 2 s here).
+	// A full minute of polls (the agent polls the API every 2 s here), from
+	// the agent's first answered call on.
+	a.WaitForSeries(t, "driftwatch_argocd_api_up", nil, waitAgent)
 	for _, f := range expectNoCritical(t, a, ns, time.Minute) {
 		t.Logf("driftwatch while behind: %s", f)
 	}
+	a.WaitForSeries(t, "driftwatch_secret_key_pending_sync", pending("manual", "API_TOKEN"), 10*time.Second)
+	a.WaitForSeries(t, "driftwatch_secret_key_pending_sync", pending("manual-config", "FEATURE_FLAG"), 10*time.Second)
 	expectStaysAbsent(t, a, "driftwatch_argocd_not_converging", map[string]string{"application": app}, time.Second)
 	if got := getApp(t, c, app); got.Sync != "OutOfSync" || got.Revision != rev2 || got.SyncedRev != rev1 {
 		t.Fatalf("the Application moved on meanwhile: %s", got)
