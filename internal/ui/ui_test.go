@@ -24,6 +24,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 	"github.com/driftwatch/driftwatch/internal/report"
 	"github.com/driftwatch/driftwatch/internal/ui"
 )
@@ -268,6 +269,22 @@ func TestSecretPageIsTheInventory(t *testing.T) {
 	}
 	if rec := fetch(t, h, "/secret/shop/billing-db"); rec.Code != 200 || !strings.Contains(rec.Body.String(), ">absent</text>") {
 		t.Errorf("absent Secret with a writer: %d", rec.Code)
+	}
+}
+
+// A Secret read only as an imagePullSecret has a page: the workloads that
+// pull with it, by that way, reading no key into a container.
+func TestSecretPageNamesImagePullReaders(t *testing.T) {
+	st := mt.NewStore(t, mt.Secret("shop", "regcred", ".dockerconfigjson"),
+		mt.DeployPod("shop", "web", 0, mt.ImagePull("regcred")), mt.DeployPod("shop", "web", 1, mt.ImagePull("regcred")))
+	h := ui.New(st, staticFindings{}, ready{}, ui.Options{}).Handler()
+	rec := fetch(t, h, "/secret/shop/regcred")
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(body, ">web</text>") || !strings.Contains(body, ">2 pods · imagePullSecret</text>") {
+		t.Fatalf("GET /secret/shop/regcred = %d; want Deployment web, 2 pods, by imagePullSecret:\n%s", rec.Code, body)
+	}
+	if strings.Contains(body, "(all keys)") || strings.Contains(body, `class="n bad"`) {
+		t.Error("an image pull reads no key into a container, and nothing is broken")
 	}
 }
 
