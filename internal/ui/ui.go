@@ -14,6 +14,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -172,11 +173,15 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		failOn = sev
 	}
+	keep, err := nsFilter(q["namespace"])
+	if err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if !s.health.Ready() {
 		apiError(w, http.StatusServiceUnavailable, "waiting for informers to sync: "+s.waiting())
 		return
 	}
-	keep := nsFilter(q["namespace"])
 	rep := report.Build(s.findings.Typed(), s.findings.Skipped(), s.health.States(), failOn, keep)
 	headers(w, "application/json")
 	enc := json.NewEncoder(w)
@@ -184,21 +189,31 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(rep)
 }
 
+// MaxNamespaceFilter bounds the namespaces one /api/v1/findings request may
+// name: a longer list is a 400, never a request that costs findings × names.
+const MaxNamespaceFilter = 256
+
 // nsFilter keeps the findings in the given namespaces (comma-separated or
-// repeated); nil when none is given.
-func nsFilter(vals []string) func(report.Finding) bool {
-	var nss []string
+// repeated), looked up in a set; nil when none is given. More than
+// MaxNamespaceFilter names, repeats included, is an error.
+func nsFilter(vals []string) (func(report.Finding) bool, error) {
+	nss := map[string]struct{}{}
+	n := 0
 	for _, v := range vals {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				nss = append(nss, p)
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
 			}
+			if n++; n > MaxNamespaceFilter {
+				return nil, fmt.Errorf("namespace: more than %d names (comma-separated or repeated); ask for fewer, or for all without the parameter", MaxNamespaceFilter)
+			}
+			nss[p] = struct{}{}
 		}
 	}
 	if len(nss) == 0 {
-		return nil
+		return nil, nil
 	}
-	return func(f report.Finding) bool { return slices.Contains(nss, f.Object.Namespace) }
+	return func(f report.Finding) bool { _, ok := nss[f.Object.Namespace]; return ok }, nil
 }
 
 func apiError(w http.ResponseWriter, code int, msg string) {

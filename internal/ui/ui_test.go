@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -285,6 +286,40 @@ func TestSecretPageNamesImagePullReaders(t *testing.T) {
 	}
 	if strings.Contains(body, "(all keys)") || strings.Contains(body, `class="n bad"`) {
 		t.Error("an image pull reads no key into a container, and nothing is broken")
+	}
+}
+
+// ?namespace= takes at most ui.MaxNamespaceFilter names, repeats included:
+// beyond that a 400 that says why, before any finding is looked at.
+func TestAPINamespaceFilterIsCapped(t *testing.T) {
+	_, h := demoAgent(t)
+	names := func(n int, name func(int) string) string {
+		ns := make([]string, n)
+		for i := range ns {
+			ns[i] = name(i)
+		}
+		return strings.Join(ns, ",")
+	}
+	for _, q := range []string{
+		names(ui.MaxNamespaceFilter+1, func(int) string { return "shop" }),
+		names(ui.MaxNamespaceFilter+1, func(i int) string { return fmt.Sprintf("ns-%d", i) }),
+		names(ui.MaxNamespaceFilter, func(int) string { return "a" }) + "&namespace=shop",
+	} {
+		rec := fetch(t, h, "/api/v1/findings?namespace="+q)
+		var e struct{ Error string }
+		_ = json.Unmarshal(rec.Body.Bytes(), &e)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(e.Error, fmt.Sprintf("more than %d", ui.MaxNamespaceFilter)) {
+			t.Errorf("%d names: %d %q, want 400 naming the cap", strings.Count(q, ",")+1, rec.Code, e.Error)
+		}
+	}
+	// At the cap, with repeats: served, and filtered as one name.
+	var shop, capped report.Report
+	_ = json.Unmarshal(fetch(t, h, "/api/v1/findings?namespace=shop").Body.Bytes(), &shop)
+	rec := fetch(t, h, "/api/v1/findings?namespace="+names(ui.MaxNamespaceFilter, func(i int) string { return []string{"shop", "elsewhere"}[i%2] }))
+	if err := json.Unmarshal(rec.Body.Bytes(), &capped); rec.Code != 200 || err != nil || len(capped.Findings) == 0 ||
+		len(capped.Findings) != len(shop.Findings) {
+		t.Errorf("%d names, shop among them: %d, %d findings; namespace=shop alone: %d", ui.MaxNamespaceFilter, rec.Code,
+			len(capped.Findings), len(shop.Findings))
 	}
 }
 
