@@ -51,6 +51,10 @@ type Options struct {
 	// Refresh is the page's meta refresh interval (default 30 s; 0 keeps the
 	// default, a negative value turns it off).
 	Refresh time.Duration
+	// NoSecretPage turns off /secret/NS/NAME (--ui.secret-page=false), which
+	// shows the key names, writers and readers of any Secret the agent
+	// watches, healthy ones included; the findings page then links to none.
+	NoSecretPage bool
 	// Version is shown in the footer.
 	Version string
 	// Now is the clock (tests).
@@ -120,11 +124,14 @@ func hashOf(s string) string {
 // CSP is the Content-Security-Policy every page is served with.
 func CSP() string { return csp }
 
-// Handler serves /, /secret/NS/NAME and /api/v1/findings.
+// Handler serves /, /secret/NS/NAME (unless Options.NoSecretPage) and
+// /api/v1/findings.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", s.servePage)
-	mux.HandleFunc("/secret/{ns}/{name}", s.serveSecret)
+	if !s.opts.NoSecretPage {
+		mux.HandleFunc("/secret/{ns}/{name}", s.serveSecret)
+	}
 	mux.HandleFunc("/api/v1/findings", s.serveAPI)
 	return mux
 }
@@ -281,6 +288,8 @@ type PageData struct {
 	Version     string
 	// PicturesOmitted counts the cards past MaxPictures drawn without one.
 	PicturesOmitted int
+	// SecretPages: /secret/NS/NAME is served, so Secrets link to it.
+	SecretPages bool
 }
 
 // maxPathsPerCard bounds the pictures on one card (a store's ExternalSecrets);
@@ -297,7 +306,7 @@ const (
 func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 	d := PageData{CSS: template.CSS(css), Refresh: int(s.opts.Refresh / time.Second), Ready: true, Namespace: ns,
 		Counts: map[string]int{"critical": 0, "warning": 0, "info": 0}, Generated: s.opts.Now().UTC().Format(time.RFC3339),
-		Version: s.opts.Version}
+		Version: s.opts.Version, SecretPages: !s.opts.NoSecretPage}
 	if d.Refresh < 0 {
 		d.Refresh = 0
 	}

@@ -323,6 +323,29 @@ func TestAPINamespaceFilterIsCapped(t *testing.T) {
 	}
 }
 
+// --ui.secret-page=false: /secret/NS/NAME is not served and the findings
+// page, pictures included, links to none.
+func TestSecretPageOff(t *testing.T) {
+	a, _ := demoAgent(t)
+	typed := a.Findings.Typed()
+	on := ui.New(a.Store, staticFindings(typed), ready{}, ui.Options{}).Handler()
+	off := ui.New(a.Store, staticFindings(typed), ready{}, ui.Options{NoSecretPage: true}).Handler()
+	if rec := fetch(t, on, "/"); !strings.Contains(rec.Body.String(), `href="/secret/`) {
+		t.Fatal("control: the findings page links to no Secret page")
+	}
+	if rec := fetch(t, off, "/secret/healthy/web-config"); rec.Code != http.StatusNotFound {
+		t.Errorf("/secret/ with the page off: %d", rec.Code)
+	}
+	rec := fetch(t, off, "/")
+	if body := rec.Body.String(); rec.Code != 200 || strings.Contains(body, "/secret/") || !strings.Contains(body, "Delivery path of Secret ") ||
+		!strings.Contains(body, "<svg") {
+		t.Errorf("findings page with the Secret page off: %d; links to /secret/ or lost its pictures", rec.Code)
+	}
+	if rec := fetch(t, off, "/api/v1/findings"); rec.Code != 200 {
+		t.Errorf("the API with the Secret page off: %d", rec.Code)
+	}
+}
+
 func TestNothingBeforeSync(t *testing.T) {
 	st := model.NewStore(nil)
 	s := ui.New(st, staticFindings{}, notReady{}, ui.Options{})
