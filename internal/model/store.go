@@ -29,7 +29,8 @@ const (
 
 // AllResources in a stable order.
 var AllResources = []Resource{ResSecrets, ResPods, ResServiceAccounts, ResExternalSecrets,
-	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications, ResNamespaces}
+	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications, ResNamespaces,
+	ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets}
 
 // StoreKey names a SecretStore (namespaced) or ClusterSecretStore (Namespace "").
 type StoreKey struct {
@@ -392,6 +393,8 @@ func (s *Store) ClearResource(r Resource) {
 		}
 	case ResApplications:
 		s.apps = map[Ref]*ArgoApp{}
+	case ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets:
+		s.ClearFlux(r)
 	}
 }
 
