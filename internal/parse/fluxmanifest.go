@@ -29,7 +29,7 @@ const inputFlux = "flux manifest"
 // ciphertext included, are never read.
 type FluxDocument struct {
 	APIVersion, Kind, Namespace, Name string
-	Labels, Annotations              map[string]string
+	Labels, Annotations               map[string]string
 	// Secret or ExternalSecret: Exp holds the key names (Keys: what the Secret
 	// holds, or what the ExternalSecret writes into its target; SpecDataKeys:
 	// spec.data secretKeys in order; Target).
