@@ -236,6 +236,13 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 			set.add(e.Namespace, e.Secret, e.Key, e.Source, e.Optional, c)
 		}
 	}
+	if avail[model.ResKustomizations] {
+		for _, e := range FluxExpectations(v) {
+			for _, c := range e.Consumers {
+				set.add(e.Namespace, e.Secret, e.Key, e.Source, e.Optional, c)
+			}
+		}
+	}
 	v.EachSecret(func(s *model.Secret) {
 		if len(s.ExpectedKeys) == 0 {
 			return
