@@ -314,3 +314,14 @@ func (k *FluxKustomization) Manages(group, kind, ns, name string) bool {
 	}
 	return false
 }
+
+// fluxCounts adds the Flux records to a Counts map.
+func (v View) fluxCounts(out map[Resource]int) {
+	f := v.s.flux()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out[ResKustomizations] = len(f.ks)
+	for k := range f.sources {
+		out[sourceResource(k.kind)]++
+	}
+}

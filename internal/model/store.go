@@ -681,11 +681,13 @@ func (v View) Counts() map[Resource]int {
 			stores++
 		}
 	}
-	return map[Resource]int{
+	out := map[Resource]int{
 		ResSecrets: len(v.s.secrets), ResPods: len(v.s.pods), ResServiceAccounts: len(v.s.sas),
 		ResExternalSecrets: len(v.s.es), ResSecretStores: stores, ResClusterSecretStores: cstores,
 		ResHelmReleases: len(v.s.releases), ResApplications: len(v.s.apps), ResNamespaces: len(v.s.nss),
 	}
+	v.fluxCounts(out)
+	return out
 }
 
 type named interface {
