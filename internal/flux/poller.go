@@ -29,8 +29,13 @@ type Poller struct {
 	Logger   *slog.Logger
 
 	fetches, failures atomic.Uint64
+	unjudged          atomic.Int64
 	logged            map[string]bool
 }
+
+// Unjudged is the number of Kustomizations whose last build failed or is
+// unsupported.
+func (p *Poller) Unjudged() int { return int(p.unjudged.Load()) }
 
 // Fetches and Failures count artifact downloads and the ones that failed.
 func (p *Poller) Fetches() uint64  { return p.fetches.Load() }
@@ -89,6 +94,17 @@ func (p *Poller) Round(ctx context.Context, s Store) {
 	for _, r := range forget {
 		s.SetFluxDesired(r, nil)
 	}
+	defer func() {
+		n := 0
+		s.Read(func(v model.View) {
+			for _, k := range v.Kustomizations() {
+				if d, ok := v.FluxDesiredOf(k.Namespace, k.Name); ok && (d.Err != "" || d.Unsupported != "") {
+					n++
+				}
+			}
+		})
+		p.unjudged.Store(int64(n))
+	}()
 	// One download per artifact per round.
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].artifact.URL < jobs[j].artifact.URL })
 	var fs FS
