@@ -97,6 +97,8 @@ func (e *evaluation) judge() {
 			e.lastAppliedData(f, ns)
 		case "argocd_ignore_list_trap":
 			e.ignoreTrap(f, ns)
+		case "flux_ignore_trap":
+			e.fluxIgnoreTrap(f, ns)
 		case "workload_identity_missing", "workload_identity_info":
 			e.identity(f, ns)
 		}
@@ -375,6 +377,24 @@ func (e *evaluation) ignoreTrap(f Finding, ns string) {
 	}
 	f.Message = fmt.Sprintf("Application %s/%s ignores %s on %s: %s", ns, name, p, gk, effectText[f.Labels["effect"]])
 	f.Locations = []Location{e.loc(d, line, "ignoreDifferences "+p)}
+	e.add(f)
+}
+
+func (e *evaluation) fluxIgnoreTrap(f Finding, ns string) {
+	name := f.Labels["kustomization"]
+	f.Object = Object{"Kustomization", ns, name}
+	d := e.doc("Kustomization", ns, name)
+	if d == nil {
+		return
+	}
+	p := f.Labels["path"]
+	line := d.scalarLine(p, "spec", "ignore")
+	if line == 0 {
+		line = d.lineOf("spec", "ignore")
+	}
+	f.Message = fmt.Sprintf("Kustomization %s/%s ignores %s on %s objects: kustomize-controller leaves it out of drift detection and applies live's value, so entries added in Git never ship",
+		ns, name, p, f.Labels["kind"])
+	f.Locations = []Location{e.loc(d, line, "ignore "+p)}
 	e.add(f)
 }
 

@@ -50,6 +50,8 @@ var Rules = []Rule{
 		Why: "a Secret manifest carries data or stringData: the values are in Git (or in whatever rendered the manifest)"},
 	{ID: "argocd_ignore_list_trap", Family: "driftwatch_argocd_ignore_list_trap", Detector: "argocd_ignore_trap",
 		Why: "an Argo CD Application's ignoreDifferences reaches into a list: with RespectIgnoreDifferences every sync rebuilds the list from live, without it new entries never show as OutOfSync"},
+	{ID: "flux_ignore_trap", Family: "driftwatch_flux_ignore_trap", Detector: detect.DetectorFluxIgnoreTrap,
+		Why: "a Flux Kustomization's spec.ignore covers a whole Secret data map or ExternalSecret spec.data: kustomize-controller applies live's value for it, so entries added in Git never ship"},
 	{ID: "workload_identity_missing", Family: "driftwatch_serviceaccount_workload_identity_missing", Detector: "workload_identity",
 		Why: "the ServiceAccount a SecretStore authenticates as lacks the annotation its provider needs (or, with --strict, is not in the rendering)"},
 	{ID: "workload_identity_info", Family: "driftwatch_serviceaccount_workload_identity_info", Detector: "workload_identity",
