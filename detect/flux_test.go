@@ -239,3 +239,41 @@ func TestFluxSubstitutesMissing(t *testing.T) {
 		})
 	}
 }
+
+func TestFluxSyncedAndPending(t *testing.T) {
+	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
+	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B"), mt.FluxES(appNS, "api", "X", "Y"))
+	live := []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X")), mt.Secret(appNS, "api", "X")}
+
+	s := fluxStore(t, mt.Kustomization(fluxNS, "apps", manages...), mt.GitRepository(fluxNS, "apps"), build, live...)
+	synced := mt.Read(s, func(v model.View) []string {
+		var out []string
+		for _, m := range FluxSyncedEntriesMissing(v) {
+			out = append(out, m.Kind+"/"+m.Name+" "+sprint(m.Missing))
+		}
+		return out
+	})
+	if want := []string{"Secret/db [B]", "ExternalSecret/api [Y]"}; !reflect.DeepEqual(synced, want) {
+		t.Errorf("synced entries missing %q, want %q", synced, want)
+	}
+	if p := mt.Read(s, FluxPendingKeys); len(p) != 0 {
+		t.Errorf("pending while claimed: %v", p)
+	}
+
+	// A commit Flux has not applied yet: pending, not synced.
+	behind := fluxStore(t, mt.Kustomization(fluxNS, "apps", append(manages, mt.KSApplied("main@sha1:0000"))...),
+		mt.GitRepository(fluxNS, "apps"), build, live...)
+	if m := mt.Read(behind, FluxSyncedEntriesMissing); len(m) != 0 {
+		t.Errorf("synced entries missing while behind: %v", m)
+	}
+	pending := mt.Read(behind, func(v model.View) []string {
+		var out []string
+		for _, p := range FluxPendingKeys(v) {
+			out = append(out, p.Secret+"/"+p.Key)
+		}
+		return out
+	})
+	if want := []string{"db/B", "api/Y"}; !reflect.DeepEqual(pending, want) {
+		t.Errorf("pending %q, want %q", pending, want)
+	}
+}
