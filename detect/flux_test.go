@@ -2,6 +2,7 @@ package detect
 
 import (
 	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/flux"
@@ -57,8 +58,10 @@ func TestFluxClaimsAndLookAlikes(t *testing.T) {
 			s := fluxStore(t, c.ks, c.src, build, live...)
 			got := mt.Read(s, func(v model.View) []string {
 				var out []string
-				for _, e := range FluxExpectations(v) {
-					out = append(out, e.Namespace+"/"+e.Secret+"/"+e.Key)
+				for _, e := range Expectations(v, mt.All()) {
+					if e.Source == SourceFlux {
+						out = append(out, e.Namespace+"/"+e.Secret+"/"+e.Key)
+					}
 				}
 				return out
 			})
@@ -245,35 +248,45 @@ func TestFluxSyncedAndPending(t *testing.T) {
 	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B"), mt.FluxES(appNS, "api", "X", "Y"))
 	live := []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X")), mt.Secret(appNS, "api", "X")}
 
-	s := fluxStore(t, mt.Kustomization(fluxNS, "apps", manages...), mt.GitRepository(fluxNS, "apps"), build, live...)
-	synced := mt.Read(s, func(v model.View) []string {
-		var out []string
-		for _, m := range FluxSyncedEntriesMissing(v) {
-			out = append(out, m.Kind+"/"+m.Name+" "+sprint(m.Missing))
-		}
-		return out
-	})
-	if want := []string{"Secret/db [B]", "ExternalSecret/api [Y]"}; !reflect.DeepEqual(synced, want) {
-		t.Errorf("synced entries missing %q, want %q", synced, want)
+	synced := func(s *model.Store) []string {
+		return mt.Read(s, func(v model.View) []string {
+			var out []string
+			for _, m := range SyncedEntries(v, mt.All()) {
+				if m.Source == SourceFlux {
+					out = append(out, m.Kind+"/"+m.Name+" "+sprint(m.Missing)+" "+m.Sync.Kind+"/"+m.Sync.Name)
+				}
+			}
+			return out
+		})
 	}
-	if p := mt.Read(s, FluxPendingKeys); len(p) != 0 {
+	pending := func(s *model.Store) []string {
+		return mt.Read(s, func(v model.View) []string {
+			var out []string
+			for _, p := range PendingSync(v, mt.All()) {
+				if p.Source == SourceFlux {
+					out = append(out, p.Secret+"/"+p.Key)
+				}
+			}
+			return out
+		})
+	}
+	s := fluxStore(t, mt.Kustomization(fluxNS, "apps", manages...), mt.GitRepository(fluxNS, "apps"), build, live...)
+	if got, want := synced(s), []string{"ExternalSecret/api [Y] Kustomization/apps", "Secret/db [B] Kustomization/apps"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("synced entries missing %q, want %q", got, want)
+	}
+	if p := pending(s); len(p) != 0 {
 		t.Errorf("pending while claimed: %v", p)
 	}
 
 	// A commit Flux has not applied yet: pending, not synced.
 	behind := fluxStore(t, mt.Kustomization(fluxNS, "apps", append(manages, mt.KSApplied("main@sha1:0000"))...),
 		mt.GitRepository(fluxNS, "apps"), build, live...)
-	if m := mt.Read(behind, FluxSyncedEntriesMissing); len(m) != 0 {
+	if m := synced(behind); len(m) != 0 {
 		t.Errorf("synced entries missing while behind: %v", m)
 	}
-	pending := mt.Read(behind, func(v model.View) []string {
-		var out []string
-		for _, p := range FluxPendingKeys(v) {
-			out = append(out, p.Secret+"/"+p.Key)
-		}
-		return out
-	})
-	if want := []string{"db/B", "api/Y"}; !reflect.DeepEqual(pending, want) {
-		t.Errorf("pending %q, want %q", pending, want)
+	got := pending(behind)
+	sort.Strings(got)
+	if want := []string{"api/Y", "db/B"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pending %q, want %q", got, want)
 	}
 }

@@ -4,8 +4,6 @@ package detect
 // a Kustomization's build declares, where Flux claims to have applied it.
 
 import (
-	"sort"
-
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -65,65 +63,45 @@ func fluxManaged(a FluxApplied) []model.FluxDesiredObject {
 	return out
 }
 
-// FluxExpectations are the expectations of source "flux": for each claimed
-// build, a Secret it declares expects its key names (or, without keys, to
-// exist); an ExternalSecret it declares expects the keys it writes in its
-// target, when the live ExternalSecret writes its target and ESO has acted on
-// it. Consumers are the Kustomizations.
-func FluxExpectations(v model.View) []Expectation {
-	type k struct{ ns, secret, key string }
-	byKey := map[k]*Expectation{}
-	add := func(ns, secret, key string, c Consumer) {
-		e := byKey[k{ns, secret, key}]
-		if e == nil {
-			e = &Expectation{Namespace: ns, Secret: secret, Key: key, Source: SourceFlux}
-			byKey[k{ns, secret, key}] = e
+// fluxGitOpsDesired lists, for GitOpsDesired, the determined Secrets and
+// ExternalSecrets of every Kustomization's build: Delivered where the
+// Kustomization claims the build (FluxClaims) and its inventory lists the
+// object; Pending where the source serves the build's revision and the
+// Kustomization has not applied it yet (a commit not reconciled yet, a
+// suspended Kustomization, a failing build); otherwise left out (Unjudged).
+func fluxGitOpsDesired(v model.View) []Desired {
+	var out []Desired
+	for _, k := range v.Kustomizations() {
+		d, ok := v.FluxDesiredOf(k.Namespace, k.Name)
+		if !ok || d.Err != "" || d.Unsupported != "" || k.Deleting || k.DecodeErr != "" {
+			continue
 		}
-		for _, have := range e.Consumers {
-			if have == c {
-				return
-			}
+		_, claimed := fluxClaim(v, k)
+		pending := false
+		if !claimed && !flux.RevisionsEqual(k.LastAppliedRevision, d.Revision) {
+			src, ok := v.FluxSourceOf(k)
+			pending = ok && flux.RevisionsEqual(src.ArtifactRevision, d.Revision)
 		}
-		e.Consumers = append(e.Consumers, c)
-	}
-	for _, a := range FluxClaims(v) {
-		c := Consumer{Kind: "Kustomization", Name: a.KS.Name}
-		for _, o := range fluxManaged(a) {
-			target, keys := o.Name, o.Keys
-			if o.Kind == "ExternalSecret" {
-				live, ok := v.ExternalSecret(o.Namespace, o.Name)
-				if !ok || live.DecodeErr != "" || live.Ready.Status == "" || live.Deleting || !ESWritesTarget(live) {
-					continue
-				}
-				target = o.Target
-			} else if o.Kind != "Secret" || o.Group != "" {
+		sync := SyncObject{Kind: "Kustomization", Namespace: k.Namespace, Name: k.Name}
+		for _, o := range d.Objects {
+			if o.Undetermined != "" {
 				continue
 			}
-			if len(keys) == 0 {
-				add(o.Namespace, target, "", c)
+			del := Unjudged
+			switch {
+			case claimed && k.Manages(o.Group, o.Kind, o.Namespace, o.Name):
+				del = Delivered
+			case pending:
+				del = Pending
 			}
-			for _, key := range keys {
-				if key != "" {
-					add(o.Namespace, target, key, c)
-				}
+			if del == Unjudged {
+				continue
 			}
+			out = append(out, Desired{Source: SourceFlux, Sync: sync, Delivery: del,
+				Object: model.DesiredObject{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
+					Revision: d.Revision, DataKeys: o.DataKeys, ES: o.ES}})
 		}
 	}
-	out := make([]Expectation, 0, len(byKey))
-	for _, e := range byKey {
-		sortConsumers(e.Consumers)
-		out = append(out, *e)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Secret != b.Secret {
-			return a.Secret < b.Secret
-		}
-		return a.Key < b.Key
-	})
 	return out
 }
 
@@ -136,23 +114,26 @@ func FluxMissingEntries(v model.View, o model.FluxDesiredObject) (missing []stri
 	case "Secret":
 		s, ok := v.Secret(o.Namespace, o.Name)
 		if !ok {
-			return append([]string(nil), o.Keys...), true
+			return append([]string(nil), o.DataKeys...), true
 		}
-		for _, key := range o.Keys {
+		for _, key := range o.DataKeys {
 			if !s.Keys.Has(key) {
 				missing = append(missing, key)
 			}
 		}
 	case "ExternalSecret":
+		if o.ES == nil {
+			return nil, false
+		}
 		e, ok := v.ExternalSecret(o.Namespace, o.Name)
 		if !ok {
-			return append([]string(nil), o.SpecDataKeys...), true
+			return append([]string(nil), o.ES.DataKeys...), true
 		}
 		have := map[string]bool{}
 		for _, key := range e.DataKeys {
 			have[key] = true
 		}
-		for _, key := range o.SpecDataKeys {
+		for _, key := range o.ES.DataKeys {
 			if key != "" && !have[key] {
 				missing = append(missing, key)
 			}

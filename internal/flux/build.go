@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/parse"
 )
 
@@ -41,12 +42,11 @@ type PatchTarget struct {
 type Object struct {
 	APIVersion, Kind, Namespace, Name string
 	Labels, Annotations               map[string]string
-	// Keys: a Secret's data and stringData key names; what an ExternalSecret
-	// writes into its target. SpecDataKeys: an ExternalSecret's spec.data
-	// secretKeys in order. Target: its target Secret.
-	Keys, SpecDataKeys []string
-	Target             string
-	SOPS               bool
+	// DataKeys: a Secret's data and stringData key names. ES: what an
+	// ExternalSecret writes (its target, spec.data, template).
+	DataKeys []string
+	ES       *model.ESWrites
+	SOPS     bool
 	// Undetermined says why driftwatch cannot tell this object's keys (a
 	// patch or a generator it does not reproduce may change them): its keys
 	// are no expectation.
@@ -357,7 +357,11 @@ func (b *builder) resource(dir, r string, depth int) ([]*bobj, error) {
 			o.Labels, o.Annotations, o.SOPS = d.Labels, d.Annotations, d.SOPS
 			o.substDisabled = d.Labels[AnnotationSubstitute] == "disabled" || d.Annotations[AnnotationSubstitute] == "disabled"
 			if d.Secret || d.ExternalSecret {
-				o.Keys, o.SpecDataKeys, o.Target = d.Exp.Keys, d.Exp.SpecDataKeys, d.Exp.Target
+				o.DataKeys = d.Exp.Keys
+				if d.Exp.ES != nil {
+					es := *d.Exp.ES
+					o.ES = &es
+				}
 			}
 			out = append(out, o)
 		}
@@ -393,6 +397,7 @@ func (b *builder) transform(objs []*bobj, k parse.KustomizationFile, dir, where 
 		}
 	}
 	for _, o := range objs {
+		oldName := o.Name
 		if k.Namespace != "" && namespaced(o.Kind) {
 			o.Namespace = k.Namespace
 		}
@@ -405,8 +410,10 @@ func (b *builder) transform(objs []*bobj, k parse.KustomizationFile, dir, where 
 		if len(k.CommonLabels) > 0 {
 			o.Labels = merged(o.Labels, k.CommonLabels)
 		}
-		if o.ExternalSecret && o.Target == "" {
-			o.Target = o.Name
+		if o.ExternalSecret && o.ES != nil && o.Name != oldName && o.ES.Target == oldName && o.Undetermined == "" {
+			// The target defaults to the ExternalSecret's name (now changed),
+			// unless spec.target.name spelled it out: which one is not known.
+			o.Undetermined = where + ": namePrefix/nameSuffix and a target named like the ExternalSecret"
 		}
 	}
 }

@@ -44,7 +44,11 @@ func keysOf(r Result) map[string][]string {
 		if o.Undetermined != "" {
 			k += " (undetermined)"
 		}
-		out[k] = o.Keys
+		if o.ES != nil {
+			out[k] = o.ES.WrittenKeys()
+		} else {
+			out[k] = o.DataKeys
+		}
 	}
 	return out
 }
@@ -75,8 +79,8 @@ func TestBuildGeneratedKustomization(t *testing.T) {
 	for _, o := range r.Objects {
 		switch o.Name {
 		case "p-app":
-			if o.Target != "app-creds" || o.Annotations[AnnotationSSA] != SSAIfNotPresent {
-				t.Errorf("ExternalSecret: target %q annotations %v", o.Target, o.Annotations)
+			if o.ES == nil || o.ES.Target != "app-creds" || o.Annotations[AnnotationSSA] != SSAIfNotPresent {
+				t.Errorf("ExternalSecret: %+v annotations %v", o.ES, o.Annotations)
 			}
 		case "p-enc":
 			if !o.SOPS {

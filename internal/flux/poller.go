@@ -180,7 +180,7 @@ func desiredObjects(r Result) ([]model.FluxDesiredObject, []model.FluxVarUse) {
 	objs := make([]model.FluxDesiredObject, 0, len(r.Objects))
 	for _, o := range r.Objects {
 		objs = append(objs, model.FluxDesiredObject{Group: o.Group(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
-			Keys: o.Keys, SpecDataKeys: o.SpecDataKeys, Target: o.Target, Labels: o.Labels, Annotations: o.Annotations,
+			DataKeys: o.DataKeys, ES: o.ES, Labels: o.Labels, Annotations: o.Annotations,
 			SOPS: o.SOPS, Undetermined: o.Undetermined})
 	}
 	vars := make([]model.FluxVarUse, 0, len(r.Vars))

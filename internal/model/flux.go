@@ -112,11 +112,13 @@ type FluxDesired struct {
 // produces: key names only.
 type FluxDesiredObject struct {
 	Group, Kind, Namespace, Name string
-	Keys, SpecDataKeys           []string
-	Target                       string
-	Labels, Annotations          map[string]string
-	SOPS                         bool
-	Undetermined                 string
+	// DataKeys: a Secret's data and stringData key names, sorted.
+	DataKeys []string
+	// ES: what an ExternalSecret writes (nil for a Secret).
+	ES                  *ESWrites
+	Labels, Annotations map[string]string
+	SOPS                bool
+	Undetermined        string
 }
 
 // FluxVarUse is a postBuild variable an object of the build uses without a

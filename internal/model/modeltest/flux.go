@@ -85,12 +85,12 @@ func Build(ns, name string, objs ...model.FluxDesiredObject) FluxBuild {
 
 // FluxSecret is a Secret of a build with key names.
 func FluxSecret(ns, name string, keys ...string) model.FluxDesiredObject {
-	return model.FluxDesiredObject{Kind: "Secret", Namespace: ns, Name: name, Keys: keys}
+	return model.FluxDesiredObject{Kind: "Secret", Namespace: ns, Name: name, DataKeys: keys}
 }
 
 // FluxES is an ExternalSecret of a build writing its own name with spec.data
 // entries keys.
 func FluxES(ns, name string, keys ...string) model.FluxDesiredObject {
 	return model.FluxDesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: ns, Name: name,
-		Keys: keys, SpecDataKeys: keys, Target: name}
+		ES: &model.ESWrites{Target: name, CreationPolicy: "Owner", DeletionPolicy: "Retain", DataKeys: keys, HasSpecData: true}}
 }
