@@ -183,9 +183,14 @@ func TestFluxFailuresPageAndResolve(t *testing.T) {
 	ps.WaitHook(t, hook, mark, 3*time.Minute, "the never-updated page resolved", resolved("DriftwatchFluxNeverUpdated", "name", "frozen"))
 	ps.WaitHook(t, hook, mark, 3*time.Minute, "the ignore-trap page resolved", resolved("DriftwatchFluxIgnoreTrap", "kustomization", "trap"))
 	ps.WaitHook(t, hook, mark, 3*time.Minute, "the substitution warning resolved", resolved("DriftwatchFluxSubstituteMissing", "kustomization", "subst"))
-	// No page ever named a look-alike.
+	// No Flux or missing-key notification ever named a look-alike.
 	for _, n := range []string{"created-once", "paused", "element", "unready", "quiet"} {
 		if _, a, ok := hook.Find(0, func(m promstack.Message, a promstack.Alert) bool {
+			name := a.Labels["alertname"]
+			if !strings.HasPrefix(name, "DriftwatchFlux") && !strings.HasPrefix(name, "DriftwatchGitOps") &&
+				!strings.HasPrefix(name, "DriftwatchSecretMissing") && !strings.HasPrefix(name, "DriftwatchSecretAbsent") {
+				return false
+			}
 			for _, v := range a.Labels {
 				if v == n {
 					return true

@@ -227,12 +227,13 @@ spec:
 }
 
 // secret renders a Secret named name with a stringData entry per key (the
-// value is the key's name in lower case: the tests never print values).
+// value is the Secret's and the key's name: distinct per Secret, so no two
+// Secrets of a test hold the same data; the tests never print values).
 func secret(name, annotations string, keys ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: Secret\nmetadata: {name: %s, annotations: {%s}}\nstringData:\n", name, annotations)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "  %s: %q\n", k, strings.ToLower(k))
+		fmt.Fprintf(&b, "  %s: %q\n", k, name+"-"+strings.ToLower(k))
 	}
 	return b.String()
 }
