@@ -152,15 +152,6 @@ func esEntries(t *testing.T, c *cluster.Cluster, ns, name string) []string {
 	return out
 }
 
-// managers lists the live object's managedFields managers (operation:manager).
-func managers(obj *unstructured.Unstructured) []string {
-	var out []string
-	for _, mf := range obj.GetManagedFields() {
-		out = append(out, string(mf.Operation)+":"+mf.Manager)
-	}
-	return out
-}
-
 // waitFor polls cond until it holds or fails the test after d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
@@ -175,18 +166,6 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, stri
 		time.Sleep(300 * time.Millisecond)
 	}
 	t.Fatalf("%s: not within %s (last: %s)", what, d, last)
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // fakeStore is a fake-provider SecretStore holding db-user, db-pass and api-token.
