@@ -118,6 +118,23 @@ func TestFluxNeverUpdated(t *testing.T) {
 		{name: "ssa Ignore in Git, never created",
 			build: mt.Build(fluxNS, "apps", withAnn(mt.FluxSecret(appNS, "db", "A"), flux.AnnotationSSA, flux.SSAIgnore)),
 			want:  []string{"Secret/db ssa_ignore git [A] absent"}},
+		// fluxcd/pkg/ssa matches its selectors on labels too, values
+		// case-insensitively (utils.AnyInMetadata).
+		{name: "IfNotPresent as a label in Git, value in another case",
+			build: mt.Build(fluxNS, "apps", func() model.FluxDesiredObject {
+				o := mt.FluxSecret(appNS, "db", "A", "B")
+				o.Labels = map[string]string{flux.AnnotationSSA: "ifnotpresent"}
+				return o
+			}()),
+			live: []any{mt.Secret(appNS, "db", "A")},
+			want: []string{"Secret/db ssa_if_not_present git [B]"}},
+		{name: "reconcile disabled as a label on the live object",
+			build: mt.Build(fluxNS, "apps", mt.FluxES(appNS, "api", "X", "Y")),
+			live:  []any{mt.Label(mt.ES(appNS, "api", mt.ESData("X")), flux.AnnotationReconcile, "Disabled")},
+			want:  []string{"ExternalSecret/api reconcile_disabled cluster [Y]"}},
+		{name: "IfNotPresent on the live object only: applied (read on the object in Git only)",
+			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
+			live:  []any{mt.Annotate(mt.Secret(appNS, "db", "A"), flux.AnnotationSSA, flux.SSAIfNotPresent)}},
 		{name: "no skip annotation: not this detector's",
 			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
 			live:  []any{mt.Secret(appNS, "db", "A")}},

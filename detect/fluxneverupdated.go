@@ -38,9 +38,9 @@ func FluxNeverUpdatedObjects(v model.View) []FluxNeverUpdated {
 	var out []FluxNeverUpdated
 	for _, a := range FluxClaims(v) {
 		for _, o := range fluxManaged(a) {
-			reason, setIn := fluxSkip(o.Annotations, true)
+			reason, setIn := flux.SkipReason(o.Labels, o.Annotations, true), "git"
 			if reason == "" {
-				reason, setIn = fluxSkip(liveAnnotations(v, o), false)
+				reason, setIn = flux.SkipReason(liveMeta(v, o)), "cluster"
 			}
 			if reason == "" {
 				continue
@@ -49,7 +49,7 @@ func FluxNeverUpdatedObjects(v model.View) []FluxNeverUpdated {
 			if len(missing) == 0 && !absent {
 				continue
 			}
-			if reason == "ssa_if_not_present" && absent {
+			if reason == flux.SkipSSAIfNotPresent && absent {
 				continue // IfNotPresent creates it: absent is not its doing
 			}
 			sort.Strings(missing)
@@ -60,35 +60,19 @@ func FluxNeverUpdatedObjects(v model.View) []FluxNeverUpdated {
 	return out
 }
 
-// fluxSkip reads kustomize-controller's skip annotations: ssa: Ignore and
-// reconcile: disabled exclude the object on either side; ssa: IfNotPresent
-// is read on the object in Git only.
-func fluxSkip(ann map[string]string, inGit bool) (reason, setIn string) {
-	where := "cluster"
-	if inGit {
-		where = "git"
-	}
-	switch {
-	case ann[flux.AnnotationSSA] == flux.SSAIgnore:
-		return "ssa_ignore", where
-	case ann[flux.AnnotationReconcile] == flux.ReconcileDisabled:
-		return "reconcile_disabled", where
-	case inGit && ann[flux.AnnotationSSA] == flux.SSAIfNotPresent:
-		return "ssa_if_not_present", where
-	}
-	return "", ""
-}
-
-func liveAnnotations(v model.View, o model.FluxDesiredObject) map[string]string {
+// liveMeta returns the live object's labels and annotations (the transforms
+// keep kustomize-controller's skip keys of both) and false for the desired
+// side: on the live object only ssa: Ignore and reconcile: disabled count.
+func liveMeta(v model.View, o model.FluxDesiredObject) (labels, annotations map[string]string, desired bool) {
 	switch o.Kind {
 	case "Secret":
 		if s, ok := v.Secret(o.Namespace, o.Name); ok {
-			return s.Annotations
+			return s.Labels, s.Annotations, false
 		}
 	case "ExternalSecret":
 		if e, ok := v.ExternalSecret(o.Namespace, o.Name); ok {
-			return e.Annotations
+			return e.Labels, e.Annotations, false
 		}
 	}
-	return nil
+	return nil, nil, false
 }

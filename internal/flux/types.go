@@ -42,6 +42,39 @@ const (
 	ReconcileDisabled = "disabled"
 )
 
+// Why kustomize-controller skips an object (SkipReason), as the
+// driftwatch_flux_never_updated reason label spells it.
+const (
+	SkipSSAIfNotPresent   = "ssa_if_not_present"
+	SkipSSAIgnore         = "ssa_ignore"
+	SkipReconcileDisabled = "reconcile_disabled"
+)
+
+// SkipReason says why kustomize-controller's apply skips an object, from one
+// side's metadata ("" when it does not), matching its selectors as
+// fluxcd/pkg/ssa does (shouldSkipApply, utils.AnyInMetadata): a label or an
+// annotation of the key, its value compared case-insensitively.
+// kustomize-controller v1.9.6 sets ExclusionSelector {reconcile: disabled,
+// ssa: Ignore}, read on the object in Git and on the live object, and
+// IfNotPresentSelector {ssa: IfNotPresent}, read on the object in Git only
+// (and skipping it only once it exists). desired says which side the
+// metadata is from.
+func SkipReason(labels, annotations map[string]string, desired bool) string {
+	has := func(key, val string) bool {
+		return (labels[key] != "" && strings.EqualFold(labels[key], val)) ||
+			(annotations[key] != "" && strings.EqualFold(annotations[key], val))
+	}
+	switch {
+	case has(AnnotationSSA, SSAIgnore):
+		return SkipSSAIgnore
+	case has(AnnotationReconcile, ReconcileDisabled):
+		return SkipReconcileDisabled
+	case desired && has(AnnotationSSA, SSAIfNotPresent):
+		return SkipSSAIfNotPresent
+	}
+	return ""
+}
+
 // Kustomization is kustomize.toolkit.fluxcd.io/v1 Kustomization.
 type Kustomization struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -34,7 +34,10 @@ func keptAnnotation(k string) bool {
 
 func keptLabel(k string) bool {
 	switch k {
-	case model.LabelESOManaged, "azure.workload.identity/use":
+	case model.LabelESOManaged, "azure.workload.identity/use",
+		// kustomize-controller matches its skip selectors on labels too
+		// (flux.SkipReason).
+		flux.AnnotationSSA, flux.AnnotationReconcile:
 		return true
 	}
 	return false
