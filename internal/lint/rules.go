@@ -52,6 +52,8 @@ var Rules = []Rule{
 		Why: "an Argo CD Application's ignoreDifferences reaches into a list: with RespectIgnoreDifferences every sync rebuilds the list from live, without it new entries never show as OutOfSync"},
 	{ID: "flux_ignore_trap", Family: "driftwatch_flux_ignore_trap", Detector: detect.DetectorFluxIgnoreTrap,
 		Why: "a Flux Kustomization's spec.ignore covers a whole Secret data map or ExternalSecret spec.data: kustomize-controller applies live's value for it, so entries added in Git never ship"},
+	{ID: "flux_never_updated", Family: collectors.LintFluxNeverUpdatedInManifest.Name, Detector: detect.DetectorFluxNeverUpdated,
+		Why: "a Secret or ExternalSecret manifest carries kustomize.toolkit.fluxcd.io/ssa: IfNotPresent (or ssa: Ignore, reconcile: disabled): kustomize-controller never patches it, so keys or entries added to it in Git later never ship while the Kustomization reports the revision applied"},
 	{ID: "workload_identity_missing", Family: "driftwatch_serviceaccount_workload_identity_missing", Detector: "workload_identity",
 		Why: "the ServiceAccount a SecretStore authenticates as lacks the annotation its provider needs (or, with --strict, is not in the rendering)"},
 	{ID: "workload_identity_info", Family: "driftwatch_serviceaccount_workload_identity_info", Detector: "workload_identity",
