@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftwatch/driftwatch/internal/lint"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -40,7 +41,9 @@ func TestFluxBehaviour(t *testing.T) {
 			es, keys = three, []string{"A", "B"}
 		}
 		return map[string]string{
-			"ifnotpresent/all.yaml": fakeStore("inp") + "---\n" + externalSecret("inp-es", "inp", inp, es...) + "---\n" + secret("inp-secret", inp, keys...),
+			"ifnotpresent/all.yaml": fakeStore("inp") + "---\n" + externalSecret("inp-es", "inp", inp, es...) + "---\n" + secret("inp-secret", inp, keys...) + "---\n" +
+				// fluxcd/pkg/ssa matches its selectors on labels too, the value in any case.
+				strings.Replace(secret("inp-label", "", keys...), "annotations: {}", "labels: {kustomize.toolkit.fluxcd.io/ssa: ifnotpresent}", 1),
 			"ignored/all.yaml":      secret("ign-secret", ign, keys...) + "---\n" + secret("ign-new", ign, keys...) + "---\n" + secret("dis-secret", dis, keys...),
 			"livedisabled/all.yaml": secret("live-disabled", "", keys...),
 			"ignore/all.yaml": fakeStore("il") + "---\n" + externalSecret("il-list", "il", "", es...) + "---\n" +
@@ -131,7 +134,7 @@ func TestFluxBehaviour(t *testing.T) {
 	for _, n := range all {
 		t.Logf("fact: rev2 Kustomization %s: %s", n, getKS(t, c, ns, n))
 	}
-	for _, n := range []string{"inp-secret", "ign-secret", "ign-new", "dis-secret", "live-disabled", "is-map", "is-key", "sub-missing", "sub-lacking", "inp-es", "il-list", "il-elem", "il-field"} {
+	for _, n := range []string{"inp-secret", "inp-label", "ign-secret", "ign-new", "dis-secret", "live-disabled", "is-map", "is-key", "sub-missing", "sub-lacking", "inp-es", "il-list", "il-elem", "il-field"} {
 		t.Logf("fact: rev2 Secret %s: %s", n, secretShape(t, c, ns, n))
 	}
 	for _, n := range []string{"inp-es", "il-list", "il-elem", "il-field"} {
@@ -141,6 +144,7 @@ func TestFluxBehaviour(t *testing.T) {
 	// What kustomize-controller did, checked.
 	wantSecret := map[string][]string{
 		"inp-secret":    {"A"},      // IfNotPresent: never patched
+		"inp-label":     {"A"},      // the same, as a label, lower case
 		"ign-secret":    {"A"},      // ssa: Ignore: never applied
 		"dis-secret":    {"A"},      // reconcile: disabled in Git
 		"live-disabled": {"A"},      // reconcile: disabled on the live object
@@ -163,6 +167,30 @@ func TestFluxBehaviour(t *testing.T) {
 			t.Errorf("ExternalSecret %s: spec.data %v, want %v", n, got, want)
 		}
 	}
+	// agent lint over the second commit's files flags exactly the objects in
+	// Git that kustomize-controller left behind by their own metadata (not
+	// live-disabled: its annotation is on the live object only, which a
+	// rendering cannot show; not is-map and il-list: their trap is the
+	// Kustomization's spec.ignore, flux_ignore_trap).
+	var rendered strings.Builder
+	for _, dir := range []string{"ifnotpresent", "ignored", "livedisabled", "ignore"} {
+		rendered.WriteString(files(true)[dir+"/all.yaml"] + "---\n")
+	}
+	docs, probs := lint.ParseStream("rev2.yaml", []byte(rendered.String()))
+	report := lint.Evaluate(&lint.Input{Docs: docs, Problems: probs, Files: 1}, lint.Options{Namespace: ns})
+	var flagged []string
+	for _, f := range report.Findings {
+		if f.Rule == "flux_never_updated" {
+			flagged = append(flagged, f.Object.Kind+"/"+f.Object.Name+" "+f.Labels["reason"])
+			t.Logf("fact: agent lint: %s", f.Message)
+		}
+	}
+	slices.Sort(flagged)
+	if want := []string{"ExternalSecret/inp-es ssa_if_not_present", "Secret/dis-secret reconcile_disabled", "Secret/ign-new ssa_ignore",
+		"Secret/ign-secret ssa_ignore", "Secret/inp-label ssa_if_not_present", "Secret/inp-secret ssa_if_not_present"}; !slices.Equal(flagged, want) {
+		t.Errorf("agent lint flux_never_updated on rev2's files: %q, want %q", flagged, want)
+	}
+
 	// The optional substituteFrom Secret is missing and no other variable is
 	// defined: substitution does not run (substituteStrategy WithVariables),
 	// ${DB_HOST} and ${DB_PORT:=5432} ship as text, Ready=True.
