@@ -142,6 +142,7 @@ spec:
 	// Application's desired state about the two namespaces, while the shards
 	// of d and e keep asking argocd-server for it.
 	before := argoRequests(t, parts)
+
 	for end := time.Now().Add(12 * time.Second); ; {
 		for i, p := range parts {
 			all, err := p.Scrape()
@@ -162,6 +163,14 @@ spec:
 	}
 	after := argoRequests(t, parts)
 	t.Logf("argocd-server requests (code 200) per shard during the check: before %v, after %v", before, after)
+	// Not a vacuous check: the shards of d and e kept reading the
+	// Application's desired state meanwhile (status.resources still lists
+	// the deleted Secrets, OutOfSync).
+	for _, ns := range []string{d, e} {
+		if i := owner(ns); after[i]-before[i] < 3 {
+			t.Errorf("shard %d (namespace %s) asked argocd-server %g times during the check, want at least 3", i, ns, after[i]-before[i])
+		}
+	}
 	if u, err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{}); err != nil || u.GetDeletionTimestamp() == nil {
 		t.Fatalf("the Application went before the check ended (err %v)", err)
 	}
