@@ -24,6 +24,9 @@ type FluxConfig struct {
 	PollInterval time.Duration
 	Timeout      time.Duration
 	Logger       *slog.Logger
+	// Transport overrides the HTTP transport (tests, the demo's in-memory
+	// source-controller).
+	Transport http.RoundTripper
 }
 
 // StartFlux starts the Flux artifact poller and registers its metrics
@@ -41,7 +44,7 @@ func (a *Agent) StartFlux(ctx context.Context, cfg FluxConfig) error {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	p := &flux.Poller{Fetcher: &flux.Fetcher{Client: &http.Client{Timeout: cfg.Timeout}, Host: cfg.SourceHost},
+	p := &flux.Poller{Fetcher: &flux.Fetcher{Client: &http.Client{Timeout: cfg.Timeout, Transport: cfg.Transport}, Host: cfg.SourceHost},
 		Interval: cfg.PollInterval, Logger: log.With("component", "flux")}
 	if err := a.Register(collectors.NewFluxArtifacts(p)); err != nil {
 		return fmt.Errorf("flux: register metrics: %w", err)
