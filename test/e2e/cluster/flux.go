@@ -402,3 +402,32 @@ func (c *Cluster) WaitKustomizationApplied(t testing.TB, namespace, name, revisi
 	t.Fatalf("Kustomization %s/%s not Ready at %s within %s: %s; status: %v", namespace, name, revision, timeout, lastMsg, status)
 	return nil
 }
+
+// GitRepositoryYAML renders a GitRepository named name reading url's main
+// branch.
+func GitRepositoryYAML(name, url string) string {
+	return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: %s}
+spec:
+  interval: 10m
+  url: %s
+  ref: {branch: main}
+`, name, url)
+}
+
+// KustomizationYAML renders a Kustomization named name applying path of
+// GitRepository source into namespace target; spec adds to the spec (lines
+// indented two spaces).
+func KustomizationYAML(name, source, path, target, spec string) string {
+	return fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: %s}
+spec:
+  interval: 10m
+  sourceRef: {kind: GitRepository, name: %s}
+  path: ./%s
+  prune: true
+  targetNamespace: %s
+%s`, name, source, path, target, spec)
+}

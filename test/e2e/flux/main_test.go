@@ -44,33 +44,10 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// gitRepository renders a GitRepository named name reading url's main branch.
-func gitRepository(name, url string) string {
-	return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: %s}
-spec:
-  interval: 10m
-  url: %s
-  ref: {branch: main}
-`, name, url)
-}
-
-// kustomization renders a Kustomization named name applying path of
-// GitRepository source into namespace target; spec adds to the spec
-// (indented two spaces).
-func kustomization(name, source, path, target, spec string) string {
-	return fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: %s}
-spec:
-  interval: 10m
-  sourceRef: {kind: GitRepository, name: %s}
-  path: ./%s
-  prune: true
-  targetNamespace: %s
-%s`, name, source, path, target, spec)
-}
+var (
+	gitRepository = cluster.GitRepositoryYAML
+	kustomization = cluster.KustomizationYAML
+)
 
 // ksState is what a Kustomization's status says, as kustomize-controller
 // wrote it.
