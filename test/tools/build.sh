@@ -48,11 +48,12 @@ argocd_ver=3.2.9
 build_tool argocd argocd github.com/argoproj/argo-cd/v3/cmd -ldflags "-s -w -X github.com/argoproj/argo-cd/v3/common.version=$argocd_ver"
 for n in argocd-application-controller argocd-repo-server argocd-server; do ln -sf argocd "$bin/$n"; done
 # Flux: source-controller and kustomize-controller v1.9.6, the patch releases
-# of the Flux v2.9 line (flux2 v2.9.5 installs v1.9.5 of both), each from its
-# own tool module. v1.10.x needs Go 1.27 and fluxcd/pkg modules the Go module
-# proxy does not serve (test/tools/flux-source/go.mod says which).
-build_tool flux-source source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
-build_tool flux-kustomize kustomize-controller github.com/fluxcd/kustomize-controller -ldflags "-s -w"
+# of the Flux v2.9 line (flux2 v2.9.5 installs v1.9.5 of both), from one tool
+# module so that what they share compiles once (the second build reuses the
+# first one's build cache for it). v1.10.x needs Go 1.27 and fluxcd/pkg modules
+# the Go module proxy does not serve (test/tools/flux/go.mod says which).
+build_tool flux source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
+build_tool flux kustomize-controller github.com/fluxcd/kustomize-controller -ldflags "-s -w"
 
 # Prometheus 2.42 (+promtool) and Alertmanager 0.25 from Debian.
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
@@ -136,8 +137,8 @@ chmod 644 "$cache/argocd/"*.yaml
 # every CRD of source-controller and kustomize-controller, and from flux2
 # v2.9.5 (the Flux release of that line) the RBAC its install binds the
 # controllers to.
-src_dir=$(cd "$here/flux-source" && go list -m -f '{{.Dir}}' github.com/fluxcd/source-controller)
-kus_dir=$(cd "$here/flux-kustomize" && go list -m -f '{{.Dir}}' github.com/fluxcd/kustomize-controller)
+src_dir=$(cd "$here/flux" && go list -m -f '{{.Dir}}' github.com/fluxcd/source-controller)
+kus_dir=$(cd "$here/flux" && go list -m -f '{{.Dir}}' github.com/fluxcd/kustomize-controller)
 flux2_mod=github.com/fluxcd/flux2/v2@v2.9.5
 flux2_dir=$(cd / && go mod download -json "$flux2_mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 mkdir -p "$cache/flux"
