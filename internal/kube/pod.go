@@ -3,6 +3,7 @@ package kube
 // The Pod transform: Secret references, container start times, owner workload.
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,6 +110,21 @@ func (t *Transformer) Pod(obj any) (any, error) {
 				rec.Uses = append(rec.Uses, vs.uses(via, "")...)
 			}
 		}
+	}
+	// imagePullSecrets: the kubelet reads them to pull the pod's images. The
+	// pod's own spec is what counts: the ServiceAccount admission plugin copies
+	// the ServiceAccount's imagePullSecrets into a pod created without any
+	// (plugin/pkg/admission/serviceaccount, on create only), so the informer
+	// already sees them here. A reader, never an expectation: a missing pull
+	// Secret fails loudly in the kubelet (ErrImagePull, an event naming it).
+	// Empty names pass validation and the kubelet skips them; so do we.
+	for _, ps := range p.Spec.ImagePullSecrets {
+		if ps.Name == "" || slices.ContainsFunc(rec.Uses, func(u model.SecretUse) bool {
+			return u.Via == model.ViaImagePull && u.Secret == ps.Name
+		}) {
+			continue
+		}
+		rec.Uses = append(rec.Uses, model.SecretUse{Secret: model.Intern(ps.Name), Via: model.ViaImagePull})
 	}
 	statuses := [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses}
 	for _, list := range statuses {
