@@ -158,6 +158,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	t0 := time.Now()
 
 	// Find everything before creating anything.
+	if opts.Node && os.Geteuid() != 0 {
+		// A failure, not a skip: make test runs as root (build.sh installs
+		// Debian packages), and a node test that silently did not run would
+		// be reported as passing.
+		return nil, fmt.Errorf("Options.Node needs root (network namespace, mounts, cgroups, containers); running as uid %d", os.Geteuid())
+	}
 	need := []string{EtcdBin, APIServerBin, ControllerManagerBin}
 	if opts.ESOController {
 		need = append(need, ESOControllerBin)

@@ -168,6 +168,13 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 	}
+	// br_netfilter is built into this VM's kernel; on distribution kernels it
+	// is a module nothing loads on demand (kubeadm's preflight asks for it).
+	if _, err := os.Stat("/proc/sys/net/bridge/bridge-nf-call-iptables"); errors.Is(err, os.ErrNotExist) {
+		if out, err := exec.Command("modprobe", "br_netfilter").CombinedOutput(); err != nil {
+			return fmt.Errorf("the node needs br_netfilter (bridged pod traffic through kube-proxy's iptables rules): modprobe br_netfilter: %w: %s", err, out)
+		}
+	}
 	if err := inNetns(n.NetnsPath, func() error {
 		for _, s := range []string{"net/ipv4/ip_forward", "net/bridge/bridge-nf-call-iptables"} {
 			if err := os.WriteFile("/proc/sys/"+s, []byte("1"), 0o644); err != nil {
@@ -773,7 +780,8 @@ func (n *Node) PodLog(namespace, pod string, uid string, container string) (stri
 // then every pod sandbox through CRI (containers killed, CNI DEL, pod network
 // namespaces removed), kube-proxy, the scheduler, containerd, any shim left,
 // then mounts under Dir, the network namespace (its bridge, veths and iptables
-// rules go with it), the cgroups and the kubelet's /var/log/containers links.
+// rules go with it), the cgroups, the kubelet's /var/log/containers links and
+// its device plugin socket (both outside Dir: paths the kubelet hard-codes).
 func (n *Node) stop() {
 	n.mu.Lock()
 	if n.stopped {
@@ -832,6 +840,27 @@ func (n *Node) stop() {
 	for _, l := range n.containerLogLinks() {
 		_ = os.Remove(l)
 	}
+	if staleSocket(kubeletDevicePluginSocket) {
+		_ = os.Remove(kubeletDevicePluginSocket)
+	}
+}
+
+// kubeletDevicePluginSocket is the kubelet's device plugin registration
+// socket: a path it does not let one configure (--root-dir does not move it).
+const kubeletDevicePluginSocket = "/var/lib/kubelet/device-plugins/kubelet.sock"
+
+// staleSocket reports whether path is a unix socket no process listens on
+// (a running kubelet of the host's own keeps its socket).
+func staleSocket(path string) bool {
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		return false
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return false
+	}
+	return true
 }
 
 // removeCgroups removes the cgroup root and everything under it, deepest
@@ -904,6 +933,9 @@ func (n *Node) leftovers() []string {
 	}
 	for _, l := range n.containerLogLinks() {
 		out = append(out, "log link "+l)
+	}
+	if staleSocket(kubeletDevicePluginSocket) {
+		out = append(out, "stale kubelet socket "+kubeletDevicePluginSocket)
 	}
 	if entries, err := os.ReadDir("/var/lib/cni/results"); err == nil {
 		for _, e := range entries {

@@ -39,12 +39,16 @@ var (
 	imagesErr  error
 )
 
+// imagesTimeout bounds building the images: about a minute warm, a few
+// minutes with an empty Go build cache on an idle 2-core machine.
+const imagesTimeout = 20 * time.Minute
+
 // buildImages builds the workload image and driftwatch's own image (once per
 // test binary) and logs what each cost.
 func buildImages(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	imagesOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), imagesTimeout)
 		defer cancel()
 		n := c.Node()
 		t0 := time.Now()
@@ -68,6 +72,13 @@ func buildImages(t *testing.T, c *cluster.Cluster) {
 		t2 := time.Now()
 		build, err := n.BuildDockerfile(ctx, agentRepo+":"+agentTag, nil)
 		if err != nil {
+			if ctx.Err() != nil {
+				// With an empty Go build cache the build compiles every
+				// dependency of the agent (CGO_ENABLED=0 -trimpath: nothing
+				// the host's builds share); on a saturated machine that
+				// took over 18 minutes here.
+				err = fmt.Errorf("not within %s of starting the images (%w): %w", imagesTimeout, ctx.Err(), err)
+			}
 			imagesErr = fmt.Errorf("driftwatch image from the Dockerfile: %w", err)
 			return
 		}
