@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: builds or reuses the real components
-# (kube-apiserver, etcd, kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, redis,
-# Prometheus, promtool, Alertmanager), then runs lint, unit, end-to-end, API
-# compatibility and short fuzz tests. `make test` runs this; so does .ci/run.
+# (kube-apiserver, etcd, kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, Flux,
+# redis, Prometheus, promtool, Alertmanager, and the node's kubelet, kube-proxy,
+# kube-scheduler, crictl, containerd, runc, buildah, CNI plugins), then runs lint,
+# unit, end-to-end, API compatibility and short fuzz tests. `make test` runs this;
+# so does .ci/run. It needs root: build.sh installs Debian packages, and
+# test/e2e/node runs a real node (it fails, never skips, without root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$SECONDS
