@@ -20,6 +20,12 @@ type DecodeErrorSource interface {
 	DecodeErrors() map[[3]string]uint64
 }
 
+// WireFallbackSource counts responses the wire decoder left to the typed
+// decoder, per {resource, reason} (internal/kube wire.go).
+type WireFallbackSource interface {
+	WireFallbacks() map[[2]string]uint64
+}
+
 // BuildInfo identifies the running binary.
 type BuildInfo struct {
 	Version  string
@@ -60,6 +66,8 @@ var (
 		Kind: KindHealth})
 	descDecode = declareFor(collSelf, Family{Name: "driftwatch_decode_errors_total", Help: "Object versions with a part that could not be decoded (too_large: over a documented limit; malformed). The rest of the object is kept.",
 		Labels: []string{"resource", "part", "reason"}, Kind: KindHealth, Type: prometheus.CounterValue})
+	descWireFallback = declareFor(collSelf, Family{Name: "driftwatch_wire_fallbacks_total", Help: "List responses and watch events of Secrets or Pods the wire decoder left to the typed decoder (content_type: not protobuf; kind: another kind or version; decode: a message it does not read). The objects are decoded all the same, at the typed path's cost.",
+		Labels: []string{"resource", "reason"}, Kind: KindHealth, Type: prometheus.CounterValue})
 )
 
 // Describe implements prometheus.Collector.
@@ -88,6 +96,11 @@ func (s *Self) Collect(ch chan<- prometheus.Metric) {
 	if s.decode != nil {
 		for k, n := range s.decode.DecodeErrors() {
 			ch <- prometheus.MustNewConstMetric(descDecode, prometheus.CounterValue, float64(n), k[0], k[1], k[2])
+		}
+	}
+	if w, ok := s.decode.(WireFallbackSource); ok {
+		for k, n := range w.WireFallbacks() {
+			ch <- prometheus.MustNewConstMetric(descWireFallback, prometheus.CounterValue, float64(n), k[0], k[1])
 		}
 	}
 	s.store.Read(func(v model.View) {

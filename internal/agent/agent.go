@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/kube"
@@ -52,6 +53,9 @@ type Clients struct {
 	Core      kubernetes.Interface
 	Dynamic   dynamic.Interface
 	Discovery discovery.DiscoveryInterface
+	// Wire is the protobuf connection of the wire decoder (kube.Options.Wire);
+	// nil: Secrets and Pods through Core's typed informers.
+	Wire *rest.Config
 }
 
 // Agent is a running agent's parts, exposed for tests and the check command.
@@ -83,6 +87,7 @@ func New(c Clients, cfg Config) *Agent {
 		ExcludeNamespaces: cfg.ExcludeNamespaces,
 		DiscoveryInterval: cfg.DiscoveryInterval,
 		Logger:            log,
+		Wire:              c.Wire,
 	}
 	var owns func(string) bool
 	if cfg.Shards > 1 {
