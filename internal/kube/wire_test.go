@@ -99,25 +99,7 @@ func wireDecoderFor(tr *Transformer, kind *wireKind) *wireDecoder {
 	return &wireDecoder{t: tr, kind: kind, typed: scheme.Codecs.UniversalDeserializer(), ct: runtime.ContentTypeProtobuf, tf: tf}
 }
 
-// normalise makes the records of both paths comparable: the typed transform
-// lists a Pod's reload annotations in map order.
-func normalise(o runtime.Object) runtime.Object {
-	switch r := o.(type) {
-	case *model.Pod:
-		cp := *r
-		cp.ReloadAnnotations = slices.Clone(r.ReloadAnnotations)
-		slices.Sort(cp.ReloadAnnotations)
-		return &cp
-	case *recordList:
-		cp := *r
-		cp.Items = nil
-		for _, it := range r.Items {
-			cp.Items = append(cp.Items, normalise(it))
-		}
-		return &cp
-	}
-	return o
-}
+var normalise = normaliseRecord
 
 func assertSameRecord(t *testing.T, what string, typed, wire runtime.Object) {
 	t.Helper()

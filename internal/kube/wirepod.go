@@ -6,8 +6,6 @@ package kube
 // is skipped without being decoded.
 
 import (
-	"strings"
-
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -129,7 +127,9 @@ func (t *Transformer) podFromWire(b []byte, s *wireScratch) (*model.Pod, error) 
 	if len(m.reload) > 0 {
 		rec.ReloadAnnotations = append([]string(nil), m.reload...)
 	}
-	s.pod.assemble(rec, strings.Clone)
+	// Secret names repeat across the replicas of a workload: interned, they
+	// are stored once (model.Intern keeps a copy, never the view).
+	s.pod.assemble(rec, model.Intern)
 	return rec, nil
 }
 

@@ -1,0 +1,85 @@
+package detectors
+
+import (
+	"testing"
+
+	"github.com/driftwatch/driftwatch/internal/kube"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+)
+
+// The wire decoder against the real apiserver: every Secret and Pod the
+// package's tests left (ESO-written Secrets with owner references and
+// managedFields, kubectl's client-side apply with its last-applied annotation,
+// server-side apply, Pods with every way of reading a Secret, status written
+// through the subresource) is listed as protobuf, as the agent's informers
+// receive it, and decoded both ways: the typed decoder followed by the
+// transform, and the wire decoder. Every record must be identical (the file
+// runs last: its name sorts after the others).
+func TestWireRecordsEqualTypedOnRealObjects(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.NewNamespace(t)
+	c.Apply(t, ns, `
+apiVersion: v1
+kind: Secret
+metadata: {name: ssa, labels: {app: x}, annotations: {driftwatch.io/expected-keys: "A,B", reloader.stakater.com/match: "true"}}
+type: kubernetes.io/basic-auth
+stringData: {username: admin, password: "  padded\r\n"}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: app}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: every-read, labels: {pod-template-hash: abc}, annotations: {secret.reloader.stakater.com/reload: "ssa"}}
+spec:
+  serviceAccountName: app
+  initContainers:
+  - name: init
+    image: example/app:1
+    envFrom: [{secretRef: {name: ssa, optional: true}}]
+  containers:
+  - name: app
+    image: example/app:1
+    env:
+    - {name: U, valueFrom: {secretKeyRef: {name: ssa, key: username}}}
+    - {name: P, valueFrom: {secretKeyRef: {name: absent, key: password, optional: true}}}
+    - {name: F, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    volumeMounts:
+    - {name: whole, mountPath: /w}
+    - {name: items, mountPath: /i/x, subPath: x}
+    - {name: proj, mountPath: /p}
+  volumes:
+  - {name: whole, secret: {secretName: ssa}}
+  - {name: items, secret: {secretName: ssa, optional: true, items: [{key: username, path: x}]}}
+  - name: proj
+    projected:
+      sources:
+      - secret: {name: ssa, items: [{key: password, path: p}]}
+      - configMap: {name: cm}
+      - serviceAccountToken: {path: token}
+  - {name: unmounted, secret: {secretName: other}}
+`)
+	if out, err := c.Kubectl(ctxT(t), `apiVersion: v1
+kind: Secret
+metadata: {name: csa, namespace: `+ns+`}
+data: {token: c2VjcmV0LXRva2Vu, key: a2V5}
+`, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	for _, res := range []string{"secrets", "pods"} {
+		data, err := c.Client.CoreV1().RESTClient().Get().Resource(res).
+			SetHeader("Accept", "application/vnd.kubernetes.protobuf").DoRaw(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := kube.CheckWireDecode(res, data)
+		if err != nil {
+			t.Fatalf("%s: %v", res, err)
+		}
+		if n < 3 {
+			t.Fatalf("%s: only %d objects compared", res, n)
+		}
+		t.Logf("%s: %d records identical both ways", res, n)
+	}
+}
