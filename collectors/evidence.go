@@ -40,7 +40,7 @@ func expectedBy(src detect.Source, cs []detect.Consumer, optional bool) string {
 		names = append(names, n)
 	}
 	how := map[detect.Source]string{detect.SourcePod: "by reference", detect.SourceExternalSecret: "writing it",
-		detect.SourceHelm: "rendering it", detect.SourceArgoCD: "desiring it", detect.SourceAnnotation: "through driftwatch.io/expected-keys"}[src]
+		detect.SourceHelm: "rendering it", detect.SourceArgoCD: "delivering it in its last sync", detect.SourceAnnotation: "through driftwatch.io/expected-keys"}[src]
 	if optional {
 		how = "by an optional reference"
 	}

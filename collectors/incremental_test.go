@@ -71,8 +71,8 @@ func incPod(r *rand.Rand, ns, name string) *model.Pod {
 }
 
 func incES(r *rand.Rand, ns, name string, now time.Time) *model.ExternalSecret {
-	e := &model.ExternalSecret{ObjectMeta: mt.Meta(ns, name), Target: fmt.Sprintf("s%d", r.IntN(5)),
-		CreationPolicy: []string{"Owner", "Merge"}[r.IntN(2)], DeletionPolicy: []string{"Retain", "Delete"}[r.IntN(2)],
+	e := &model.ExternalSecret{ObjectMeta: mt.Meta(ns, name), ESWrites: model.ESWrites{Target: fmt.Sprintf("s%d", r.IntN(5)),
+		CreationPolicy: []string{"Owner", "Merge"}[r.IntN(2)], DeletionPolicy: []string{"Retain", "Delete", "Merge"}[r.IntN(3)]},
 		StoreKind: "ClusterSecretStore", StoreName: "vault", RefreshInterval: time.Hour, RefreshIntervalSet: true,
 		Ready: model.Condition{Status: []string{"True", "False"}[r.IntN(2)], Reason: "SecretSynced"}, RefreshTime: now.Add(-time.Minute)}
 	for k := 0; k < r.IntN(4); k++ {

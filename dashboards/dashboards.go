@@ -162,6 +162,7 @@ var classes = []class{
 	{"truncated last-applied", `driftwatch_last_applied_truncated{%s} > 0`},
 	{"Argo CD ignore-list trap", `driftwatch_argocd_ignore_list_trap{%s} > 0`},
 	{"Argo CD not converging", `driftwatch_argocd_not_converging{%s} > 0`},
+	{"synced but missing", `driftwatch_gitops_synced_entries_missing{%s} > 0`},
 	{"unsafe ExternalSecrets", `driftwatch_externalsecret_unsafe{%s} > 0`},
 	{"workload identity missing", `driftwatch_serviceaccount_workload_identity_missing{%s} > 0`},
 	{"compare mismatches", `driftwatch_compare_mismatch{%s} > 0`},
@@ -362,6 +363,10 @@ func Investigation() (dashboard.Dashboard, error) {
 			fmt.Sprintf(`driftwatch_last_applied_truncated{%s}`, selNS))).
 		WithPanel(tablePanel("Argo CD", "ignoreDifferences paths that reach into list elements, and Applications that never converge (value: seconds OutOfSync).", 12, 7,
 			fmt.Sprintf(`driftwatch_argocd_ignore_list_trap{%[1]s} or driftwatch_argocd_not_converging{%[1]s}`, selJob))).
+		WithPanel(tablePanel("Synced but missing", "Objects lacking entries (ExternalSecret spec.data/template keys, Secret keys) of the revision their GitOps tool says it delivered (value: entries); sync_* name the Application.", 12, 7,
+			fmt.Sprintf(`driftwatch_gitops_synced_entries_missing{%s}`, selNS))).
+		WithPanel(tablePanel("Waiting for a sync (info)", "Keys the revision a GitOps tool compares now declares and the Secret lacks, while that revision is not delivered yet (a manual sync not yet run, a sync window): they ship with the next sync. Never alerted.", 12, 7,
+			fmt.Sprintf(`driftwatch_secret_key_pending_sync{%s}`, selSec))).
 		WithPanel(tablePanel("Compare (driftwatch.io/compare-with)", "Per key verdicts of compare pairs; compare_ready = 1 when every key matches (safe to adopt).", 12, 8,
 			fmt.Sprintf(`driftwatch_compare_mismatch{%[1]s} or label_replace(driftwatch_compare_ready{%[1]s}, "verdict", "ready", "", "")`, selSec))).
 		WithPanel(tablePanel("Unsafe ExternalSecrets", "Creation/deletion policies that can destroy or leak data.", 12, 8,

@@ -151,36 +151,3 @@ func TestNotConvergingApps(t *testing.T) {
 		t.Fatalf("got %+v want %+v", got, want)
 	}
 }
-
-func TestArgoExpectations(t *testing.T) {
-	app := model.Ref{Namespace: "argocd", Name: "shop"}
-	s := mt.NewStore(t, mt.Desired{App: app, Objects: []model.DesiredObject{
-		{Kind: "Secret", Namespace: "shop", Name: "db", DataKeys: []string{"password", "user"}},
-		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", Target: "api-creds",
-			SpecDataKeys: []string{"KEY", ""}, HasSpecData: true},
-		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "tpl",
-			SpecDataKeys: []string{"raw"}, HasTemplate: true, TemplateKeys: []string{"DSN"}},
-		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "bulk"},
-		{Kind: "ConfigMap", Namespace: "shop", Name: "ignored"},
-	}})
-	var got []Expectation
-	s.Read(func(v model.View) { got = ArgoExpectations(v) })
-	c := []Consumer{{Kind: "Application", Name: "shop"}}
-	want := []Expectation{
-		{Namespace: "shop", Secret: "api-creds", Key: "KEY", Source: SourceArgoCD, Consumers: c},
-		{Namespace: "shop", Secret: "bulk", Key: "", Source: SourceArgoCD, Consumers: c},
-		{Namespace: "shop", Secret: "db", Key: "password", Source: SourceArgoCD, Consumers: c},
-		{Namespace: "shop", Secret: "db", Key: "user", Source: SourceArgoCD, Consumers: c},
-		{Namespace: "shop", Secret: "tpl", Key: "DSN", Source: SourceArgoCD, Consumers: c},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
-	}
-	// Deleted (Argo CD's resources finalizer deletes what it manages first):
-	// the target state expects nothing any more.
-	s.UpsertApp(mt.App("argocd", "shop", func(a *model.ArgoApp) { a.Deleting = true }))
-	s.Read(func(v model.View) { got = ArgoExpectations(v) })
-	if len(got) != 0 {
-		t.Fatalf("an Application being deleted still expects %+v", got)
-	}
-}

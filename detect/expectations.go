@@ -120,23 +120,17 @@ func PodActive(p *model.Pod) bool {
 	return p.Phase != "Succeeded" && p.Phase != "Failed" && !p.Terminating
 }
 
-// ESExpectedKeys returns the keys an ExternalSecret writes into its target. With a
-// template that renders data (template.data or templateFrom) and the default
-// mergePolicy Replace, ESO writes only the rendered keys; otherwise spec.data keys
-// and rendered keys.
-func ESExpectedKeys(e *model.ExternalSecret) []string {
-	if e.HasTemplate && (e.TemplateRendersData || len(e.TemplateKeys) > 0) && e.TemplateMergePolicy != "Merge" {
-		return append([]string(nil), e.TemplateKeys...)
-	}
-	return e.ExpectedTargetKeys()
-}
+// ESExpectedKeys returns the keys an ExternalSecret writes into its target
+// (model.ESWrites.WrittenKeys): with a template that renders data
+// (template.data or templateFrom) and the default mergePolicy Replace, only the
+// rendered keys; otherwise spec.data keys and rendered keys.
+func ESExpectedKeys(e *model.ExternalSecret) []string { return e.WrittenKeys() }
 
-// ESWritesTarget reports whether ESO writes the ExternalSecret's target at all:
-// with creationPolicy None it creates and updates nothing (ESO v0.20
-// externalsecret_controller.go: "secret creation skipped due to
-// CreationPolicy=None") and still reports Ready=True SecretSynced, so neither the
+// ESWritesTarget reports whether ESO writes the ExternalSecret's target at all
+// (model.ESWrites.WritesTarget): with creationPolicy None it creates and
+// updates nothing and still reports Ready=True SecretSynced, so neither the
 // target's existence nor its keys are the ExternalSecret's to expect.
-func ESWritesTarget(e *model.ExternalSecret) bool { return e.CreationPolicy != "None" }
+func ESWritesTarget(e *model.ExternalSecret) bool { return e.WritesTarget() }
 
 // Expectations gathers every expectation from the sources that are available.
 func Expectations(v model.View, avail model.Availability) []Expectation {
@@ -185,6 +179,7 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 			if e.DecodeErr != "" || e.Ready.Status == "" || e.Deleting {
 				return // not reconciled yet (ESO has not acted), or on its way out: nothing to expect
 			}
+			emptied := ESEmptiedOnPurpose(v, e)
 			if set.settle {
 				if _, ok := v.Secret(e.Namespace, e.Target); !ok && targetUnsettled(v, e) {
 					return
@@ -196,7 +191,7 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 					set.add(e.Namespace, e.Target, key, src, false, c)
 				}
 			}
-			if ESWritesTarget(e) {
+			if ESWritesTarget(e) && !emptied {
 				keys := ESExpectedKeys(e)
 				if len(keys) == 0 {
 					add("", SourceExternalSecret)
@@ -218,24 +213,23 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 				if ns == "" {
 					ns = h.Namespace
 				}
-				target := x.Name
-				if x.Kind == "ExternalSecret" && x.Target != "" {
-					target = x.Target
+				d := model.DesiredObject{Kind: x.Kind, Namespace: ns, Name: x.Name, DataKeys: x.Keys, ES: x.ES}
+				t, ok := DesiredTarget(v, &d)
+				if !ok {
+					continue // creationPolicy None, or emptied on purpose: as for a live ExternalSecret
 				}
-				if len(x.Keys) == 0 {
-					set.add(ns, target, "", SourceHelm, false, c)
+				if len(t.Keys) == 0 {
+					set.add(t.Namespace, t.Secret, "", SourceHelm, false, c)
 				}
-				for _, k := range x.Keys {
-					set.add(ns, target, k, SourceHelm, false, c)
+				for _, k := range t.Keys {
+					set.add(t.Namespace, t.Secret, k, SourceHelm, false, c)
 				}
 			}
 		}
 	}
-	for _, e := range ArgoExpectations(v) {
-		for _, c := range e.Consumers {
-			set.add(e.Namespace, e.Secret, e.Key, e.Source, e.Optional, c)
-		}
-	}
+	gitopsExpectations(v, GitOpsDesired(v), func(ns, secret, key string, src Source, c Consumer) {
+		set.add(ns, secret, key, src, false, c)
+	})
 	v.EachSecret(func(s *model.Secret) {
 		if len(s.ExpectedKeys) == 0 {
 			return

@@ -35,9 +35,10 @@ type Truncation struct {
 
 // LastAppliedTruncated compares, per ExternalSecret and Secret that carries a
 // kubectl.kubernetes.io/last-applied-configuration annotation describing itself,
-// three lists: desired (the Argo CD target state when the Argo CD API source has
-// it, else the latest deployed Helm release's rendered manifest), last-applied and
-// live.
+// three lists: desired (the Argo CD target state of the revision Argo CD says
+// it delivered, when the Argo CD API source has it, else the latest deployed
+// Helm release's rendered manifest), last-applied and live. A revision waiting
+// for a sync is not desired state here: what was applied could not hold it.
 //
 //   - desired known: entries of desired missing from last-applied →
 //     truncated_patch (Missing = that count); else entries of desired missing from
@@ -155,15 +156,26 @@ func missingFrom(want, have []string) int {
 
 type objKey struct{ kind, ns, name string }
 
-// desiredLists answers "what is the desired list of this object": the Argo CD
-// target state first, else the latest deployed Helm release that renders it.
+// desiredLists answers "what is the desired list of this object": the
+// revision a GitOps tool says it delivered first (a pending revision is not
+// what was applied: GitOpsDesired), else the latest deployed Helm release that
+// renders it.
 type desiredLists struct {
-	v    model.View
-	helm map[objKey]model.HelmExpectation
+	v      model.View
+	gitops map[objKey]*model.DesiredObject
+	helm   map[objKey]model.HelmExpectation
 }
 
 func newDesiredLists(v model.View, avail model.Availability) *desiredLists {
-	d := &desiredLists{v: v}
+	d := &desiredLists{v: v, gitops: map[objKey]*model.DesiredObject{}}
+	desired := GitOpsDesired(v)
+	for i := range desired {
+		x := &desired[i]
+		k := objKey{x.Object.Kind, x.Object.Namespace, x.Object.Name}
+		if _, dup := d.gitops[k]; !dup && x.Delivery == Delivered {
+			d.gitops[k] = &x.Object
+		}
+	}
 	if !avail[model.ResHelmReleases] {
 		return d
 	}
@@ -188,18 +200,18 @@ func newDesiredLists(v model.View, avail model.Availability) *desiredLists {
 
 // specData returns the desired spec.data secretKeys of ExternalSecret ns/name.
 func (d *desiredLists) specData(ns, name string) ([]string, bool) {
-	if o, ok := d.v.ArgoDesired(ns, "ExternalSecret", name); ok {
-		return o.SpecDataKeys, true
+	if o, ok := d.gitops[objKey{"ExternalSecret", ns, name}]; ok && o.ES != nil {
+		return o.ES.DataKeys, true
 	}
-	if x, ok := d.helm[objKey{"ExternalSecret", ns, name}]; ok {
-		return x.SpecDataKeys, true
+	if x, ok := d.helm[objKey{"ExternalSecret", ns, name}]; ok && x.ES != nil {
+		return x.ES.DataKeys, true
 	}
 	return nil, false
 }
 
 // secretKeys returns the desired key names of Secret ns/name.
 func (d *desiredLists) secretKeys(ns, name string) ([]string, bool) {
-	if o, ok := d.v.ArgoDesired(ns, "Secret", name); ok {
+	if o, ok := d.gitops[objKey{"Secret", ns, name}]; ok {
 		return o.DataKeys, true
 	}
 	if x, ok := d.helm[objKey{"Secret", ns, name}]; ok {

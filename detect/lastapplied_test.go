@@ -59,9 +59,18 @@ func TestLastAppliedTruncated(t *testing.T) {
 			name: "Argo CD target state is the desired list, before Helm",
 			objs: []any{[]*model.ExternalSecret{mt.ES(ns, "db", mt.ESData("A", "B"), mt.ESLastApplied(mt.LastAppliedES("A", "B")))},
 				[]*model.HelmRelease{mt.HelmRelease(ns, "db", 1, "deployed", helmES("db", "A", "B"))},
-				mt.Desired{App: argoApp, Objects: []model.DesiredObject{{Group: "external-secrets.io", Kind: "ExternalSecret",
-					Namespace: ns, Name: "db", SpecDataKeys: []string{"A", "B", "NEW"}, HasSpecData: true}}}},
+				mt.App(argoApp.Namespace, argoApp.Name, mt.AppDelivered(mt.Rev, mt.DesiredES(ns, "db", ""))),
+				mt.Desired{App: argoApp, Objects: []model.DesiredObject{mt.DesiredES(ns, "db", "", "A", "B", "NEW")}}},
 			want: []Truncation{{ns, "ExternalSecret", "db", CauseTruncatedPatch, 1}},
+		},
+		{
+			// A manual sync not yet run: Argo CD compares the new revision and
+			// has applied nothing of it. Not what was applied: Helm's list is.
+			name: "Argo CD target state of a pending revision is not the desired list",
+			objs: []any{[]*model.ExternalSecret{mt.ES(ns, "db", mt.ESData("A", "B"), mt.ESLastApplied(mt.LastAppliedES("A", "B")))},
+				[]*model.HelmRelease{mt.HelmRelease(ns, "db", 1, "deployed", helmES("db", "A", "B"))},
+				mt.App(argoApp.Namespace, argoApp.Name, mt.AppBehind("r1", "r2", mt.DesiredES(ns, "db", ""))),
+				mt.Desired{App: argoApp, Revision: "r2", Objects: []model.DesiredObject{mt.DesiredES(ns, "db", "", "A", "B", "NEW")}}},
 		},
 		{
 			name: "no desired source, live shorter than last-applied",

@@ -17,11 +17,11 @@ func TestESExpectedKeysTemplateSemantics(t *testing.T) {
 		es   model.ExternalSecret
 		want []string
 	}{
-		{"no template", model.ExternalSecret{DataKeys: []string{"a", "b"}}, []string{"a", "b"}},
-		{"template without data", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true}, []string{"a"}},
-		{"template data, Replace", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"dsn"}}, []string{"dsn"}},
-		{"template data, Merge", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"dsn"}, TemplateMergePolicy: "Merge"}, []string{"a", "dsn"}},
-		{"templateFrom with unknowable keys, Replace", model.ExternalSecret{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true}, nil},
+		{"no template", model.ExternalSecret{ESWrites: model.ESWrites{DataKeys: []string{"a", "b"}}}, []string{"a", "b"}},
+		{"template without data", model.ExternalSecret{ESWrites: model.ESWrites{DataKeys: []string{"a"}, HasTemplate: true}}, []string{"a"}},
+		{"template data, Replace", model.ExternalSecret{ESWrites: model.ESWrites{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"dsn"}}}, []string{"dsn"}},
+		{"template data, Merge", model.ExternalSecret{ESWrites: model.ESWrites{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"dsn"}, TemplateMergePolicy: "Merge"}}, []string{"a", "dsn"}},
+		{"templateFrom with unknowable keys, Replace", model.ExternalSecret{ESWrites: model.ESWrites{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true}}, nil},
 	}
 	for _, c := range cases {
 		got := ESExpectedKeys(&c.es)

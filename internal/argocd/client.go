@@ -16,7 +16,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/time/rate"
 
+	"github.com/driftwatch/driftwatch/internal/eso"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -87,6 +87,10 @@ const (
 
 // Sink receives the desired state. *model.Store implements it.
 type Sink interface {
+	// ArgoAppRevision is the revision the Application compares now, as the
+	// Application informer last saw it: the managed resources' target state
+	// belongs to it.
+	ArgoAppRevision(app model.Ref) (string, bool)
 	SetArgoDesired(app model.Ref, items []model.DesiredObject)
 	ForgetArgoApp(app model.Ref)
 	ArgoDesiredApps() []model.Ref
@@ -408,39 +412,11 @@ type tsSecret struct {
 	StringData map[string]discard `json:"stringData"`
 }
 
-type tsTemplateRef struct {
-	Items []struct {
-		Key        string `json:"key"`
-		TemplateAs string `json:"templateAs"`
-	} `json:"items"`
-}
-
-type tsExternalSecret struct {
-	Kind     string `json:"kind"`
-	Metadata tsMeta `json:"metadata"`
-	Spec     struct {
-		Data *[]struct {
-			SecretKey string `json:"secretKey"`
-		} `json:"data"`
-		Target struct {
-			Name     string `json:"name"`
-			Template *struct {
-				MergePolicy  string             `json:"mergePolicy"`
-				Data         map[string]discard `json:"data"`
-				TemplateFrom []struct {
-					Target    string         `json:"target"`
-					ConfigMap *tsTemplateRef `json:"configMap"`
-					Secret    *tsTemplateRef `json:"secret"`
-				} `json:"templateFrom"`
-			} `json:"template"`
-		} `json:"target"`
-	} `json:"spec"`
-}
-
 // DesiredFromTargetState reads the key names out of a managed resource's
 // targetState (a JSON manifest in a string) and drops the rest: for a Secret the
-// names of data and stringData; for an ExternalSecret spec.data secretKeys, the
-// target name and the keys its template renders. group/kind/namespace/name
+// names of data and stringData (values are skipped unread); for an
+// ExternalSecret what it writes, through the decoder live ExternalSecrets use
+// (eso.DecodeJSON, eso.Writes). group/kind/namespace/name
 // identify the resource (the manifest may omit its namespace).
 func DesiredFromTargetState(group, kind, namespace, name, targetState string) (model.DesiredObject, error) {
 	d := model.DesiredObject{Group: group, Kind: kind, Namespace: namespace, Name: name}
@@ -472,47 +448,21 @@ func DesiredFromTargetState(group, kind, namespace, name, targetState string) (m
 		}
 		d.DataKeys = sortUnique(d.DataKeys)
 	case kind == "ExternalSecret" && group == "external-secrets.io":
-		var e tsExternalSecret
-		if err := json.Unmarshal(buf, &e); err != nil {
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(buf, &head); err != nil {
 			return d, jsonError("targetState", err)
 		}
-		if e.Kind != "" && e.Kind != kind {
-			return d, fmt.Errorf("targetState is a %q, not a %s", e.Kind, kind)
+		if head.Kind != "" && head.Kind != kind {
+			return d, fmt.Errorf("targetState is a %q, not a %s", head.Kind, kind)
 		}
-		if e.Spec.Data != nil {
-			d.HasSpecData = true
-			d.SpecDataKeys = []string{}
-			for _, x := range *e.Spec.Data {
-				d.SpecDataKeys = append(d.SpecDataKeys, x.SecretKey)
-			}
+		es, err := eso.DecodeJSON(buf)
+		if err != nil {
+			return d, fmt.Errorf("targetState: %w", err)
 		}
-		d.Target = e.Spec.Target.Name
-		if d.Target == "" {
-			d.Target = name
-		}
-		if tpl := e.Spec.Target.Template; tpl != nil {
-			d.HasTemplate = true
-			d.TemplateMergePolicy = tpl.MergePolicy
-			for k := range tpl.Data {
-				d.TemplateKeys = append(d.TemplateKeys, k)
-			}
-			for _, tf := range tpl.TemplateFrom {
-				if tf.Target != "" && !strings.EqualFold(tf.Target, "Data") {
-					continue
-				}
-				for _, ref := range []*tsTemplateRef{tf.ConfigMap, tf.Secret} {
-					if ref == nil {
-						continue
-					}
-					for _, it := range ref.Items {
-						if it.TemplateAs == "" || it.TemplateAs == "Values" {
-							d.TemplateKeys = append(d.TemplateKeys, it.Key)
-						}
-					}
-				}
-			}
-			d.TemplateKeys = sortUnique(d.TemplateKeys)
-		}
+		w := eso.Writes(name, &es.Spec)
+		d.ES = &w
 	default:
 		return d, fmt.Errorf("kind %s/%s is not read", group, kind)
 	}
@@ -533,7 +483,8 @@ func sortUnique(s []string) []string {
 	return out
 }
 
-// PollOnce polls each Application once, in order, and records the result in sink.
+// PollOnce polls each Application once, in order, and records the result in sink,
+// each desired object stamped with the revision it belongs to (Revision).
 // A 404 or 403 for one Application forgets its desired state and moves on; any
 // other failure (token unreadable, 401, 5xx, timeout, malformed answer) ends the
 // round early and is returned: the rest keep their last known state.
@@ -558,10 +509,21 @@ func (c *Client) PollOnce(ctx context.Context, apps []model.Ref, sink Sink) erro
 		return err
 	}
 	for _, app := range apps {
+		before, _ := sink.ArgoAppRevision(app)
 		items, err := c.fetch(ctx, app, tok)
 		var se *StatusError
 		switch {
 		case err == nil:
+			// The target state is the one of the revision the Application
+			// compares; when that moved while the call ran, which one it is
+			// is unknown until the next round (no evidence meanwhile).
+			rev := before
+			if after, _ := sink.ArgoAppRevision(app); after != before {
+				rev = ""
+			}
+			for i := range items {
+				items[i].Revision = rev
+			}
 			sink.SetArgoDesired(app, items)
 			c.noteApp(app, 0, nil)
 		case errors.As(err, &se) && se.perApp():

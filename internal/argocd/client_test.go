@@ -213,9 +213,9 @@ func TestManagedResources(t *testing.T) {
 	}
 	want := []model.DesiredObject{
 		{Kind: "Secret", Namespace: "shop", Name: "db", DataKeys: []string{"dsn", "password", "user"}},
-		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api",
-			SpecDataKeys: []string{"KEY", "HOST"}, HasSpecData: true, Target: "api-creds",
-			HasTemplate: true, TemplateMergePolicy: "Merge", TemplateKeys: []string{"URL"}},
+		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", ES: &model.ESWrites{
+			DataKeys: []string{"KEY", "HOST"}, HasSpecData: true, Target: "api-creds", CreationPolicy: "Owner", DeletionPolicy: "Retain",
+			HasTemplate: true, TemplateMergePolicy: "Merge", TemplateRendersData: true, TemplateKeys: []string{"URL"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -445,17 +445,27 @@ func TestDesiredFromTargetState(t *testing.T) {
 		{name: "secret without data", kind: "Secret", ts: `{"kind":"Secret","type":"Opaque"}`,
 			want: model.DesiredObject{Kind: "Secret", Namespace: "ns", Name: "n"}},
 		{name: "es defaults target, null data", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":null,"dataFrom":[{"find":{}}]}}`,
-			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n", Target: "n"}},
+			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+				ES: &model.ESWrites{Target: "n", CreationPolicy: "Owner", DeletionPolicy: "Retain", DataFrom: 1, DataFromFind: 1}}},
 		{name: "es empty data", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":[]}}`,
-			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n", Target: "n", HasSpecData: true, SpecDataKeys: []string{}}},
+			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+				ES: &model.ESWrites{Target: "n", CreationPolicy: "Owner", DeletionPolicy: "Retain", HasSpecData: true}}},
 		{name: "es templateFrom", group: "external-secrets.io", kind: "ExternalSecret",
-			ts:   `{"spec":{"target":{"template":{"templateFrom":[{"configMap":{"name":"c","items":[{"key":"cfg"},{"key":"skip","templateAs":"KeysAndValues"}]}},{"target":"Annotations","secret":{"items":[{"key":"ann"}]}}]}}}}`,
-			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n", Target: "n", HasTemplate: true, TemplateKeys: []string{"cfg"}}},
+			ts: `{"spec":{"target":{"template":{"templateFrom":[{"configMap":{"name":"c","items":[{"key":"cfg"},{"key":"skip","templateAs":"KeysAndValues"}]}},{"target":"Annotations","secret":{"items":[{"key":"ann"}]}}]}}}}`,
+			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+				ES: &model.ESWrites{Target: "n", CreationPolicy: "Owner", DeletionPolicy: "Retain", HasTemplate: true,
+					TemplateRendersData: true, TemplateKeys: []string{"cfg"}, TemplateOpen: model.TemplateOpenKeysAndValues}}},
+		{name: "es templateFrom literal", group: "external-secrets.io", kind: "ExternalSecret",
+			ts: `{"spec":{"data":[{"secretKey":"raw"}],"target":{"creationPolicy":"None","template":{"templateFrom":[{"literal":"{{ .raw }}: x"}]}}}}`,
+			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+				ES: &model.ESWrites{Target: "n", CreationPolicy: "None", DeletionPolicy: "Retain", DataKeys: []string{"raw"}, HasSpecData: true,
+					HasTemplate: true, TemplateRendersData: true, TemplateOpen: model.TemplateOpenLiteral}}},
 		{name: "malformed", kind: "Secret", ts: `{"data":{"k":"` + plainValue, err: "malformed JSON targetState"},
 		{name: "not an object", kind: "Secret", ts: `["` + plainValue + `"]`, err: "not a JSON object"},
 		{name: "data not an object", kind: "Secret", ts: `{"data":"` + plainValue + `"}`, err: "unexpected JSON string"},
 		{name: "kind mismatch", kind: "Secret", ts: `{"kind":"ConfigMap"}`, err: "not a Secret"},
-		{name: "secretKey not a string", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":[{"secretKey":7}]}}`, err: "unexpected JSON number"},
+		{name: "secretKey not a string", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":[{"secretKey":7}]}}`, err: "spec.data[].secretKey: not a string"},
+		{name: "es kind mismatch", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"kind":"Secret","data":{"k":"` + plainValue + `"}}`, err: "not a ExternalSecret"},
 		{name: "other kind", kind: "ConfigMap", ts: `{}`, err: "not read"},
 		{name: "too large", kind: "Secret", ts: `{"data":{"k":"` + strings.Repeat("x", MaxTargetStateBytes) + `"}}`, err: "larger than"},
 	}

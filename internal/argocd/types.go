@@ -91,8 +91,21 @@ type OperationState struct {
 // SyncOperationResult is status.operationState.syncResult: the revision(s)
 // the last sync operation applied.
 type SyncOperationResult struct {
-	Revision  string   `json:"revision"`
-	Revisions []string `json:"revisions,omitempty"`
+	Resources []ResourceResult `json:"resources,omitempty"`
+	Revision  string           `json:"revision"`
+	Revisions []string         `json:"revisions,omitempty"`
+}
+
+// ResourceResult is an entry of syncResult.resources: what the sync did to one
+// resource. Status is Synced, SyncFailed, Pruned or PruneSkipped (gitops-engine
+// ResultCode), empty while not yet applied; HookType is set for hooks.
+type ResourceResult struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Status    string `json:"status,omitempty"`
+	HookType  string `json:"hookType,omitempty"`
 }
 
 // ManagedResourcesResponse mirrors the body of

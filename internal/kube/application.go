@@ -55,6 +55,12 @@ func (t *Transformer) Application(obj any) (any, error) {
 		}
 		if sr := op.SyncResult; sr != nil {
 			rec.OperationRevision, rec.OperationRevisions = sr.Revision, sr.Revisions
+			for _, r := range sr.Resources {
+				if r.Status == "Synced" && r.HookType == "" && secretLike(r.Group, r.Kind) {
+					rec.OperationSynced = append(rec.OperationSynced,
+						model.ArgoObject{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+				}
+			}
 		}
 	}
 	for _, r := range app.Status.Resources {
@@ -62,4 +68,10 @@ func (t *Transformer) Application(obj any) (any, error) {
 			Namespace: r.Namespace, Name: r.Name, Status: r.Status, Hook: r.Hook})
 	}
 	return rec, nil
+}
+
+// secretLike: the kinds whose desired state driftwatch reads (Secret,
+// ExternalSecret).
+func secretLike(group, kind string) bool {
+	return (kind == "Secret" && group == "") || (kind == "ExternalSecret" && group == "external-secrets.io")
 }

@@ -6,7 +6,6 @@ package kube
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,7 +22,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		return obj, nil
 	}
 	var es eso.ExternalSecret
-	decodeErr := decodeExternalSecret(u.Object, &es)
+	decodeErr := eso.Decode(u.Object, &es)
 	ann := u.GetAnnotations()
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(),
@@ -56,57 +55,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	}
 	rec.CreationPolicyApplied = creationPolicyApplied(mf)
 	sp := es.Spec
-	rec.Target = sp.Target.Name
-	if rec.Target == "" {
-		rec.Target = rec.Name
-	}
-	rec.CreationPolicy = model.Intern(sp.Target.CreationPolicy)
-	if rec.CreationPolicy == "" {
-		rec.CreationPolicy = "Owner"
-	}
-	rec.DeletionPolicy = model.Intern(sp.Target.DeletionPolicy)
-	if rec.DeletionPolicy == "" {
-		rec.DeletionPolicy = "Retain"
-	}
-	if len(sp.Data) > 0 {
-		rec.DataKeys = make([]string, 0, len(sp.Data))
-	}
-	for _, d := range sp.Data {
-		rec.DataKeys = append(rec.DataKeys, model.Intern(d.SecretKey))
-	}
-	if tpl := sp.Target.Template; tpl != nil {
-		rec.HasTemplate = true
-		rec.TemplateMergePolicy = model.Intern(tpl.MergePolicy)
-		rec.TemplateRendersData = len(tpl.Data) > 0 || len(tpl.TemplateFrom) > 0
-		for k := range tpl.Data {
-			rec.TemplateKeys = append(rec.TemplateKeys, model.Intern(k))
-		}
-		for _, tf := range tpl.TemplateFrom {
-			if tf.Target != "" && !strings.EqualFold(tf.Target, "Data") {
-				continue
-			}
-			for _, ref := range []*eso.TemplateRef{tf.ConfigMap, tf.Secret} {
-				if ref == nil {
-					continue
-				}
-				for _, it := range ref.Items {
-					if it.TemplateAs == "" || it.TemplateAs == "Values" {
-						rec.TemplateKeys = append(rec.TemplateKeys, model.Intern(it.Key))
-					}
-				}
-			}
-		}
-		slices.Sort(rec.TemplateKeys)
-	}
-	rec.DataFrom = len(sp.DataFrom)
-	for _, df := range sp.DataFrom {
-		if df.Find != nil {
-			rec.DataFromFind++
-		}
-		if df.SourceRef != nil && df.SourceRef.GeneratorRef != nil {
-			rec.DataFromGenerators++
-		}
-	}
+	rec.ESWrites = eso.Writes(rec.Name, &sp)
 	rec.StoreKind = model.Intern(sp.SecretStoreRef.Kind)
 	if rec.StoreKind == "" {
 		rec.StoreKind = "SecretStore"

@@ -153,41 +153,65 @@ stringData: {C: "3"}
 		}
 	}
 
-	app := func(ns, status string) *unstructured.Unstructured {
+	// status: the Application's sync status and its ConfigMap's (churn the
+	// owner reports); secretStatus: its Secret's, which this shard reads to
+	// judge delivery.
+	app := func(ns, status, secretStatus string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 			"metadata": map[string]any{"name": "shop", "namespace": ns, "uid": "u1", "resourceVersion": status},
 			"spec": map[string]any{"destination": map[string]any{"namespace": "mine"},
 				"ignoreDifferences": []any{map[string]any{"group": "external-secrets.io", "kind": "ExternalSecret", "jsonPointers": []any{"/spec/data"}}}},
-			"status": map[string]any{"sync": map[string]any{"status": status},
+			"status": map[string]any{"sync": map[string]any{"status": status, "revision": "r2"},
 				"resources": []any{
-					map[string]any{"kind": "Secret", "namespace": "mine", "name": "db", "status": status},
+					map[string]any{"kind": "Secret", "namespace": "mine", "name": "db", "status": secretStatus},
+					map[string]any{"kind": "ConfigMap", "namespace": "mine", "name": "cfg", "status": status},
 					map[string]any{"kind": "Secret", "namespace": "third", "name": "db", "status": status},
-				}},
+				},
+				"operationState": map[string]any{"phase": "Succeeded", "syncResult": map[string]any{"revision": "r2", "resources": []any{
+					map[string]any{"kind": "Secret", "namespace": "mine", "name": "db", "status": "Synced"},
+					map[string]any{"kind": "Secret", "namespace": "third", "name": "db", "status": "Synced"},
+				}}}},
 		}}
 	}
 	tf := m.transformFor(model.ResApplications)
-	full, _ := tf(app("mine", "Synced"))
-	if a := full.(*model.ArgoApp); len(a.Resources) != 2 || len(a.IgnoreDifferences) != 1 || a.SyncStatus != "Synced" {
+	full, _ := tf(app("mine", "Synced", "Synced"))
+	if a := full.(*model.ArgoApp); len(a.Resources) != 3 || len(a.IgnoreDifferences) != 1 || a.SyncStatus != "Synced" || len(a.OperationSynced) != 2 {
 		t.Errorf("an Application of this shard's namespace must stay whole: %+v", a)
 	}
-	r1, _ := tf(app("theirs", "Synced"))
-	r2, _ := tf(app("theirs", "OutOfSync"))
+	r1, _ := tf(app("theirs", "Synced", "Synced"))
+	r2, _ := tf(app("theirs", "OutOfSync", "Synced"))
 	a := r1.(*model.ArgoApp)
-	want := []model.ArgoResource{{Kind: "Secret", Namespace: "mine", Name: "db"}}
+	want := []model.ArgoResource{{Kind: "Secret", Namespace: "mine", Name: "db", Status: "Synced"}, {Kind: "ConfigMap", Namespace: "mine", Name: "cfg"}}
 	if !reflect.DeepEqual(a.Resources, want) || a.IgnoreDifferences != nil || a.SyncStatus != "" {
 		t.Errorf("an Application of another shard's namespace: got %+v, want only the resources here %v", a, want)
+	}
+	// What judges delivery here (detect.GitOpsDesired) is kept.
+	if a.SyncRevision != "r2" || a.OperationPhase != "Succeeded" || a.OperationRevision != "r2" ||
+		!reflect.DeepEqual(a.OperationSynced, []model.ArgoObject{{Kind: "Secret", Namespace: "mine", Name: "db"}}) {
+		t.Errorf("delivery state of another shard's Application: %+v", a)
 	}
 	if !sameReducedApplication(r1, r2) {
 		t.Error("a sync status change of another shard's Application must not count as a change here")
 	}
 	r3, _ := tf(func() *unstructured.Unstructured {
-		u := app("theirs", "Synced")
+		u := app("theirs", "Synced", "Synced")
 		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"kind": "Secret", "namespace": "mine", "name": "other"}}, "status", "resources")
 		return u
 	}())
 	if sameReducedApplication(r1, r3) {
 		t.Error("a change of the resources it manages here is a change")
+	}
+	if r4, _ := tf(app("theirs", "Synced", "OutOfSync")); sameReducedApplication(r1, r4) {
+		t.Error("a change of a Secret's sync status here is a change")
+	}
+	// Being deleted: the shards that hold its Secrets must know (issue 22:
+	// every shard but the owner brought back secret_absent{source="argocd"}).
+	del := app("theirs", "Synced", "Synced")
+	del.SetDeletionTimestamp(&metav1.Time{Time: time.Unix(1, 0)})
+	r5, _ := tf(del)
+	if !r5.(*model.ArgoApp).Deleting || sameReducedApplication(r1, r5) {
+		t.Errorf("an Application being deleted, reduced: %+v", r5)
 	}
 }
 

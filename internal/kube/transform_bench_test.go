@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/driftwatch/driftwatch/internal/eso"
 )
 
 // esJSON is an ExternalSecret as the apiserver serves it to the dynamic informer
@@ -60,107 +57,6 @@ func TestManagedFieldsOfMatchesGetManagedFields(t *testing.T) {
 		b := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"managedFields": bad}}}
 		if got := managedFieldsOf(b); got != nil {
 			t.Fatalf("%v: %+v", bad, got)
-		}
-	}
-}
-
-// esReadFields keeps the fields of an ExternalSecret that the transform reads.
-func esReadFields(in eso.ExternalSecret) eso.ExternalSecret {
-	var out eso.ExternalSecret
-	sp := in.Spec
-	out.Spec = eso.ExternalSecretSpec{SecretStoreRef: sp.SecretStoreRef, RefreshInterval: sp.RefreshInterval, RefreshPolicy: sp.RefreshPolicy}
-	out.Spec.Target = eso.ExternalSecretTarget{Name: sp.Target.Name, CreationPolicy: sp.Target.CreationPolicy, DeletionPolicy: sp.Target.DeletionPolicy}
-	if t := sp.Target.Template; t != nil {
-		tpl := &eso.ExternalSecretTemplate{MergePolicy: t.MergePolicy}
-		if t.Data != nil {
-			tpl.Data = map[string]string{}
-			for k := range t.Data {
-				tpl.Data[k] = ""
-			}
-		}
-		for _, tf := range t.TemplateFrom {
-			o := eso.TemplateFrom{Target: tf.Target}
-			for _, p := range []struct{ in, out **eso.TemplateRef }{{&tf.ConfigMap, &o.ConfigMap}, {&tf.Secret, &o.Secret}} {
-				if *p.in != nil {
-					*p.out = &eso.TemplateRef{Name: (*p.in).Name, Items: (*p.in).Items}
-				}
-			}
-			tpl.TemplateFrom = append(tpl.TemplateFrom, o)
-		}
-		out.Spec.Target.Template = tpl
-	}
-	for _, d := range sp.Data {
-		out.Spec.Data = append(out.Spec.Data, eso.ExternalSecretData{SecretKey: d.SecretKey})
-	}
-	for _, df := range sp.DataFrom {
-		var o eso.ExternalSecretDataFromRemote
-		if df.Find != nil {
-			o.Find = &eso.ExternalSecretFind{}
-		}
-		o.SourceRef = df.SourceRef
-		out.Spec.DataFrom = append(out.Spec.DataFrom, o)
-	}
-	out.Status.RefreshTime = in.Status.RefreshTime
-	for _, c := range in.Status.Conditions {
-		out.Status.Conditions = append(out.Status.Conditions, eso.StatusCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime})
-	}
-	return out
-}
-
-func TestExternalSecretDecodeMatchesConverter(t *testing.T) {
-	objs := []string{esJSON,
-		`{"spec":{"secretStoreRef":{"name":"vault","kind":"ClusterSecretStore"},"refreshInterval":"15m","refreshPolicy":"OnChange",
-		  "target":{"name":"t","template":{"type":"Opaque","mergePolicy":"Merge","data":{"DSN":"postgres://{{ .user }}"},
-		    "templateFrom":[{"configMap":{"name":"tpl","items":[{"key":"config.yaml"},{"key":"dyn","templateAs":"KeysAndValues"}]}},
-		                    {"target":"Labels","secret":{"name":"s","items":[{"key":"l"}]},"literal":"x"}]}},
-		  "data":[{"secretKey":"user","remoteRef":{"key":"db/user"}},null],
-		  "dataFrom":[{"find":{"name":{"regexp":".*"}}},{"extract":{"key":"k"}},{"find":null}]},
-		 "status":{"refreshTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Ready","status":"False","reason":"SecretSyncedError","lastTransitionTime":"2026-01-01T00:00:00+02:00"}]}}`,
-		`{"spec":{"target":{"template":{}},"refreshInterval":null,"data":[]},"status":{}}`,
-		`{"spec":{"refreshInterval":"0s","dataFrom":[{"sourceRef":{"generatorRef":{"apiVersion":"generators.external-secrets.io/v1alpha1","kind":"Password","name":"pw"}}},
-		  {"sourceRef":{"storeRef":{"name":"other","kind":"SecretStore"}},"extract":{"key":"k"}},{"sourceRef":null}]}}`,
-		`{"spec":{"target":{"template":{"data":{},"templateFrom":[]}}}}`,
-		`{"spec":null,"status":null}`,
-		`{}`,
-		// Malformed: both must fail.
-		`{"spec":{"data":"not-a-list"}}`,
-		`{"spec":{"data":[{"secretKey":3}]}}`,
-		`{"spec":{"refreshInterval":"soon"}}`,
-		`{"spec":{"refreshInterval":5}}`,
-		`{"spec":{"target":"x"}}`,
-		`{"spec":{"target":{"template":{"data":{"k":1}}}}}`,
-		`{"spec":{"target":{"template":{"templateFrom":[{"configMap":{"items":[{"key":true}]}}]}}}}`,
-		`{"spec":{"dataFrom":[{"find":"x"}]}}`,
-		`{"spec":{"dataFrom":[{"sourceRef":{"generatorRef":"Password"}}]}}`,
-		`{"spec":{"dataFrom":[{"sourceRef":{"generatorRef":{"name":7}}}]}}`,
-		`{"status":{"refreshTime":"yesterday"}}`,
-		`{"status":{"conditions":[{"type":["Ready"]}]}}`,
-		`{"spec":[]}`,
-	}
-	for i, js := range objs {
-		u := &unstructured.Unstructured{}
-		if err := json.Unmarshal([]byte(js), &u.Object); err != nil {
-			t.Fatalf("%d: %v", i, err)
-		}
-		u.Object["apiVersion"], u.Object["kind"] = "external-secrets.io/v1", "ExternalSecret"
-		var want struct {
-			Spec   eso.ExternalSecretSpec   `json:"spec,omitempty"`
-			Status eso.ExternalSecretStatus `json:"status,omitempty"`
-		}
-		wantErr := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &want)
-		var got eso.ExternalSecret
-		gotErr := decodeExternalSecret(u.Object, &got)
-		if (wantErr != nil) != (gotErr != "") {
-			t.Errorf("%d: converter error %v, decoder error %q", i, wantErr, gotErr)
-			continue
-		}
-		if wantErr != nil {
-			continue // partial results may differ; the record carries DecodeErr
-		}
-		w := esReadFields(eso.ExternalSecret{Spec: want.Spec, Status: want.Status})
-		g := esReadFields(got)
-		if !reflect.DeepEqual(w, g) {
-			t.Errorf("%d:\n got %+v\nwant %+v", i, g, w)
 		}
 	}
 }

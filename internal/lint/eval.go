@@ -481,34 +481,21 @@ func (e *evaluation) externalSecret(d *Doc, ns string) {
 	if _, set, _ := unstructured.NestedFieldNoCopy(d.Obj, "spec", "target", "creationPolicy"); set {
 		rec.CreationPolicyApplied = "set"
 	}
-	e.ess = append(e.ess, esRec{rec: rec, doc: d, open: esOpen(d, rec)})
+	e.ess = append(e.ess, esRec{rec: rec, doc: d, open: esOpen(rec)})
 }
 
 // esOpen says why the keys an ExternalSecret writes are not known from its
-// manifest ("" when they are): dataFrom brings whatever the store holds, a
-// templateFrom literal or KeysAndValues item renders keys from content.
-func esOpen(d *Doc, rec *model.ExternalSecret) string {
-	tf, _, _ := unstructured.NestedSlice(d.Obj, "spec", "target", "template", "templateFrom")
-	for _, x := range tf {
-		m, _ := x.(map[string]any)
-		if t, _ := m["target"].(string); t != "" && !strings.EqualFold(t, "Data") {
-			continue
-		}
-		if _, lit := m["literal"]; lit {
-			return "its templateFrom renders keys from a literal template"
-		}
-		for _, src := range []string{"configMap", "secret"} {
-			items, _, _ := unstructured.NestedSlice(m, src, "items")
-			for _, it := range items {
-				im, _ := it.(map[string]any)
-				if as, _ := im["templateAs"].(string); as == "KeysAndValues" {
-					return "its templateFrom renders keys from the content of a " + src
-				}
-			}
-		}
+// manifest ("" when they are): a templateFrom literal or KeysAndValues item
+// renders keys from content (model.ESWrites.TemplateOpen, read by the decoder
+// of live ExternalSecrets), dataFrom brings whatever the store holds.
+func esOpen(rec *model.ExternalSecret) string {
+	switch rec.TemplateOpen {
+	case model.TemplateOpenLiteral:
+		return "its templateFrom renders keys from a literal template"
+	case model.TemplateOpenKeysAndValues:
+		return "its templateFrom renders keys from the content of a configMap or secret"
 	}
-	renders := rec.HasTemplate && (rec.TemplateRendersData || len(rec.TemplateKeys) > 0) && rec.TemplateMergePolicy != "Merge"
-	if rec.DataFrom > 0 && !renders {
+	if rec.DataFrom > 0 && !rec.RendersOnly() {
 		return "its dataFrom brings whatever keys the store holds"
 	}
 	return ""

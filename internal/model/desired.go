@@ -18,18 +18,17 @@ type DesiredObject struct {
 	Namespace string
 	Name      string
 
+	// Revision is the Application's sync revision (status.sync.revision, or its
+	// revisions joined by "," for a multi-source Application) when the target
+	// state was read: the revision the target state belongs to. "" when it
+	// changed while the target state was read (unknown until the next poll).
+	Revision string
+
 	// Secrets: the key names of data and stringData, sorted and deduplicated.
 	DataKeys []string
 
-	// ExternalSecrets: spec.data[].secretKey in order, whether spec.data is present,
-	// the target Secret (spec.target.name, defaulted to Name) and what the template
-	// renders.
-	SpecDataKeys        []string
-	HasSpecData         bool
-	Target              string
-	TemplateKeys        []string
-	TemplateMergePolicy string
-	HasTemplate         bool
+	// ExternalSecrets: what it writes (nil for a Secret).
+	ES *ESWrites
 }
 
 type desiredKey struct {
@@ -73,12 +72,16 @@ func (s *Store) SetArgoDesired(app Ref, items []DesiredObject) {
 	cp := make([]DesiredObject, len(items))
 	for i, it := range items {
 		it.App = app
-		if it.Kind == "ExternalSecret" && it.Target == "" {
-			it.Target = it.Name
-		}
 		it.DataKeys = append([]string(nil), it.DataKeys...)
-		it.SpecDataKeys = append([]string(nil), it.SpecDataKeys...)
-		it.TemplateKeys = append([]string(nil), it.TemplateKeys...)
+		if it.ES != nil {
+			es := *it.ES
+			if es.Target == "" {
+				es.Target = it.Name
+			}
+			es.DataKeys = append([]string(nil), es.DataKeys...)
+			es.TemplateKeys = append([]string(nil), es.TemplateKeys...)
+			it.ES = &es
+		}
 		cp[i] = it
 	}
 	sort.Slice(cp, func(i, j int) bool {
@@ -111,6 +114,18 @@ func (s *Store) ForgetArgoApp(app Ref) {
 	d.unindex(app)
 	d.gen++
 	delete(d.byApp, app)
+}
+
+// ArgoAppRevision returns the revision Application app compares now
+// (ArgoApp.SyncRevisionKey), and whether the Application is known.
+func (s *Store) ArgoAppRevision(app Ref) (rev string, ok bool) {
+	s.Read(func(v View) {
+		var a *ArgoApp
+		if a, ok = v.App(app.Namespace, app.Name); ok {
+			rev = a.SyncRevisionKey()
+		}
+	})
+	return rev, ok
 }
 
 // ArgoDesiredApps lists the Applications with recorded desired state, sorted.

@@ -14,7 +14,7 @@ func TestArgoDesired(t *testing.T) {
 	app := Ref{Namespace: "argocd", Name: "shop"}
 	items := []DesiredObject{
 		{Kind: "Secret", Namespace: "shop", Name: "db", DataKeys: []string{"password", "user"}},
-		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", SpecDataKeys: []string{"A", "B"}, HasSpecData: true},
+		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", ES: &ESWrites{DataKeys: []string{"A", "B"}, HasSpecData: true}},
 	}
 	s.SetArgoDesired(app, items)
 	items[0].DataKeys[0] = "mutated" // the store keeps its own copy
@@ -25,7 +25,7 @@ func TestArgoDesired(t *testing.T) {
 			t.Fatalf("Secret: %+v %v", got, ok)
 		}
 		es, ok := v.ArgoDesired("shop", "ExternalSecret", "api")
-		if !ok || es.Target != "api" {
+		if !ok || es.ES.Target != "api" {
 			t.Fatalf("ExternalSecret target defaults to its name: %+v", es)
 		}
 		if _, ok := v.ArgoDesired("shop", "Secret", "api"); ok {
@@ -47,7 +47,7 @@ func TestArgoDesired(t *testing.T) {
 	// Two Applications declaring one object: the first by name wins; forgetting it
 	// falls back to the other.
 	other := Ref{Namespace: "argocd", Name: "aaa"}
-	s.SetArgoDesired(other, []DesiredObject{{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", Target: "t"}})
+	s.SetArgoDesired(other, []DesiredObject{{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", ES: &ESWrites{Target: "t"}}})
 	s.Read(func(v View) {
 		if got, _ := v.ArgoDesired("shop", "ExternalSecret", "api"); got.App != other {
 			t.Fatalf("want %v, got %v", other, got.App)

@@ -5,6 +5,8 @@
 package model
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -187,21 +189,25 @@ type Condition struct {
 	LastTransitionTime time.Time
 }
 
-// ExternalSecret is the value-free record of an ESO ExternalSecret.
-type ExternalSecret struct {
-	ObjectMeta
-	APIVersion string
-	// Deleting: metadata.deletionTimestamp is set (a finalizer, or a foreground
-	// delete waiting for the Secret it owns): it expects nothing any more.
-	Deleting bool
+// ESWrites is what an ExternalSecret's spec says about the Secret it writes:
+// its target, policies and the keys ESO writes there. Live ExternalSecrets,
+// the ExternalSecrets of Helm release manifests and of Argo CD target states all
+// get it from the one decoder (internal/eso: Decode, DecodeJSON, Writes), so the
+// rule of what ESO writes (WrittenKeys) is applied the same way to each.
+type ESWrites struct {
 	// Target is spec.target.name, defaulted to the ExternalSecret's name.
-	Target         string
-	CreationPolicy string // live value (the CRD defaults it to Owner)
+	Target string
+	// CreationPolicy and DeletionPolicy are spec.target's, defaulted as the
+	// CRD defaults them (Owner, Retain).
+	CreationPolicy string
 	DeletionPolicy string
-	// DataKeys are spec.data[].secretKey.
+	// DataKeys are spec.data[].secretKey, in order ("" for an entry without one).
 	DataKeys []string
-	// TemplateKeys are the keys spec.target.template renders (template.data keys and
-	// knowable templateFrom keys).
+	// HasSpecData: spec.data is present (possibly empty).
+	HasSpecData bool
+	// TemplateKeys are the keys spec.target.template renders that can be named
+	// from the spec (template.data keys and templateFrom configMap/secret items
+	// rendered as Values into Data), sorted and deduplicated.
 	TemplateKeys []string
 	// TemplateMergePolicy is spec.target.template.mergePolicy (Replace or Merge).
 	TemplateMergePolicy string
@@ -210,14 +216,71 @@ type ExternalSecret struct {
 	// TemplateRendersData: the template has data or templateFrom entries, so with
 	// mergePolicy Replace (the default) ESO writes only what it renders.
 	TemplateRendersData bool
+	// TemplateOpen says why the template renders keys the spec cannot name: ""
+	// when it does not, else TemplateOpenLiteral or TemplateOpenKeysAndValues.
+	TemplateOpen string
 	// DataFrom counts spec.dataFrom entries; DataFromFind those using find.
 	DataFrom     int
 	DataFromFind int
 	// DataFromGenerators counts spec.dataFrom entries whose source is a
 	// generator (sourceRef.generatorRef): values made, not read from a store.
 	DataFromGenerators int
-	StoreKind          string // SecretStore or ClusterSecretStore
-	StoreName          string
+}
+
+// Why a template renders keys its spec cannot name (ESWrites.TemplateOpen).
+const (
+	// TemplateOpenLiteral: a templateFrom literal, a template whose output is
+	// the key/value map.
+	TemplateOpenLiteral = "literal"
+	// TemplateOpenKeysAndValues: a templateFrom configMap/secret item with
+	// templateAs KeysAndValues, whose keys come from the referenced object's
+	// content.
+	TemplateOpenKeysAndValues = "keys_and_values"
+)
+
+// WritesTarget reports whether ESO writes the target at all: with
+// creationPolicy None it creates and updates nothing (ESO v0.20
+// externalsecret_controller.go: "secret creation skipped due to
+// CreationPolicy=None") and still reports Ready=True SecretSynced.
+func (w *ESWrites) WritesTarget() bool { return w.CreationPolicy != "None" }
+
+// RendersOnly reports whether ESO writes only what the template renders: a
+// template that renders data (template.data or templateFrom entries) with the
+// default mergePolicy Replace. ESO v0.20.4 ApplyTemplate
+// (externalsecret_controller_template.go): the provider's data is copied when
+// there is no template, when mergePolicy is Merge, or when the template has
+// neither data nor templateFrom.
+func (w *ESWrites) RendersOnly() bool {
+	return w.HasTemplate && (w.TemplateRendersData || len(w.TemplateKeys) > 0) && w.TemplateMergePolicy != "Merge"
+}
+
+// WrittenKeys returns the keys ESO writes into the target that the spec names
+// (sorted): only the rendered keys when RendersOnly, else spec.data keys and
+// rendered keys. Keys a template renders from content (TemplateOpen) or that
+// dataFrom brings are not nameable and not included.
+func (w *ESWrites) WrittenKeys() []string {
+	if w.RendersOnly() {
+		return append([]string(nil), w.TemplateKeys...)
+	}
+	var data []string
+	for _, k := range w.DataKeys {
+		if k != "" {
+			data = append(data, k)
+		}
+	}
+	return unionSorted(data, w.TemplateKeys)
+}
+
+// ExternalSecret is the value-free record of an ESO ExternalSecret.
+type ExternalSecret struct {
+	ObjectMeta
+	APIVersion string
+	// Deleting: metadata.deletionTimestamp is set (a finalizer, or a foreground
+	// delete waiting for the Secret it owns): it expects nothing any more.
+	Deleting bool
+	ESWrites
+	StoreKind string // SecretStore or ClusterSecretStore
+	StoreName string
 	// RefreshInterval is spec.refreshInterval; RefreshIntervalSet is false when absent.
 	RefreshInterval    time.Duration
 	RefreshIntervalSet bool
@@ -237,11 +300,6 @@ type ExternalSecret struct {
 	DecodeErr             string
 }
 
-// ExpectedTargetKeys is every key the ExternalSecret itself says its target holds.
-func (e *ExternalSecret) ExpectedTargetKeys() []string {
-	return unionSorted(e.DataKeys, e.TemplateKeys)
-}
-
 // SecretStore is the value-free record of a SecretStore or ClusterSecretStore.
 type SecretStore struct {
 	ObjectMeta
@@ -258,17 +316,16 @@ type SecretStore struct {
 	DecodeErr   string
 }
 
-// HelmExpectation is one object of a Helm release's rendered manifest that names
-// Secret keys.
+// HelmExpectation is one Secret or ExternalSecret of a Helm release's rendered
+// manifest.
 type HelmExpectation struct {
 	Kind      string // Secret or ExternalSecret
 	Namespace string
 	Name      string
-	// Target is the Secret an ExternalSecret writes (its name when unset).
-	Target string
-	Keys   []string
-	// SpecDataKeys for ExternalSecrets: spec.data[].secretKey in order.
-	SpecDataKeys []string
+	// Keys: a Secret's key names (data and stringData), sorted.
+	Keys []string
+	// ES: what an ExternalSecret writes (nil for a Secret).
+	ES *ESWrites
 }
 
 // HelmRelease is a deployed Helm release's value-free summary.
@@ -312,10 +369,15 @@ type ArgoApp struct {
 	// The last operation: phase (Succeeded, Failed, Error, Running,
 	// Terminating), when it finished, and the revision(s) it synced
 	// (status.operationState.syncResult.revision / revisions).
-	OperationPhase       string
-	OperationFinishedAt  time.Time
-	OperationRevision    string
-	OperationRevisions   []string
+	OperationPhase      string
+	OperationFinishedAt time.Time
+	OperationRevision   string
+	OperationRevisions  []string
+	// OperationSynced lists the Secrets and ExternalSecrets the last sync
+	// operation applied (status.operationState.syncResult.resources entries
+	// with status Synced that are not hooks): with a Succeeded phase, Argo CD's
+	// claim to have delivered them at OperationRevision(s).
+	OperationSynced      []ArgoObject
 	DestinationNamespace string
 	Resources            []ArgoResource
 	DecodeErr            string
@@ -324,6 +386,47 @@ type ArgoApp struct {
 	// is no longer an expectation.
 	Deleting bool
 }
+
+// ArgoObject names an object an Application manages.
+type ArgoObject struct {
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// SyncRevisionKey is the revision the Application compares (status.sync):
+// its revision, or for a multi-source Application its revisions joined by
+// ",". "" when unknown.
+func (a *ArgoApp) SyncRevisionKey() string { return revisionKey(a.SyncRevision, a.SyncRevisions) }
+
+// OperationRevisionKey is the revision the last sync operation applied, in
+// the form of SyncRevisionKey.
+func (a *ArgoApp) OperationRevisionKey() string {
+	return revisionKey(a.OperationRevision, a.OperationRevisions)
+}
+
+func revisionKey(rev string, revs []string) string {
+	if len(revs) > 0 {
+		return strings.Join(revs, ",")
+	}
+	return rev
+}
+
+// ResourceStatus is the sync status (Synced, OutOfSync, ...) of a managed
+// object in status.resources, "" when it is not listed.
+func (a *ArgoApp) ResourceStatus(o ArgoObject) string {
+	for _, r := range a.Resources {
+		if r.Group == o.Group && r.Kind == o.Kind && r.Namespace == o.Namespace && r.Name == o.Name && !r.Hook {
+			return r.Status
+		}
+	}
+	return ""
+}
+
+// Applied reports whether the last sync operation applied object o
+// (OperationSynced), whatever its phase.
+func (a *ArgoApp) Applied(o ArgoObject) bool { return slices.Contains(a.OperationSynced, o) }
 
 // ArgoResource is an entry of an Application's status.resources.
 type ArgoResource struct {

@@ -266,9 +266,13 @@ func FuzzHelmRelease(f *testing.F) {
 		})
 		var out []string
 		for _, e := range exps {
-			out = append(out, e.Name, e.Namespace, e.Target, e.Kind)
+			out = append(out, e.Name, e.Namespace, e.Kind)
 			out = append(out, e.Keys...)
-			out = append(out, e.SpecDataKeys...)
+			if e.ES != nil {
+				out = append(out, e.ES.Target)
+				out = append(out, e.ES.DataKeys...)
+				out = append(out, e.ES.TemplateKeys...)
+			}
 		}
 		out = append(out, info.Name, info.Namespace, info.Status)
 		assertNoLeak(t, out, fmt.Sprintf("%#v %#v %v", info, exps, err), names, values, "fz", "ns", "deployed")

@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/driftwatch/driftwatch/internal/eso"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -71,11 +72,9 @@ func HelmReleaseFromSecretData(data map[string][]byte) (HelmReleaseInfo, []model
 //   - kind Secret (apiVersion v1): the key names of data and stringData as an
 //     expectation {Kind: "Secret", Namespace: metadata.namespace or the release's
 //     namespace, Name, Keys};
-//   - kind ExternalSecret (apiVersion external-secrets.io/*): Keys =
-//     spec.data[].secretKey ∪ spec.target.template.data keys (sorted) — only the
-//     template keys when the template renders data and mergePolicy is not Merge,
-//     SpecDataKeys = spec.data[].secretKey in order, Target = spec.target.name or
-//     metadata.name.
+//   - kind ExternalSecret (apiVersion external-secrets.io/*): ES = what it
+//     writes, read by the decoder live ExternalSecrets use (eso.DecodeJSON,
+//     eso.Writes).
 //
 // Values are never kept; the buffers that held the decoded payload are zeroed.
 // rel and exps are filled as far as decoding got: when err is not nil they may be
@@ -429,66 +428,14 @@ func documentExpectation(doc []byte, relNS string) (exp model.HelmExpectation, o
 		exp.Keys = sortDedupe(keys)
 		return exp, true, nil
 	}
-	exp.Target = exp.Name
-	spec := top[docSpec]
-	if present(spec) {
-		if jsonType(spec) != '{' {
-			return exp, false, bad("spec", "not an object")
-		}
-		sf := make([][]byte, 2)
-		fields(spec, []string{"data", "target"}, sf)
-		if d := sf[0]; present(d) {
-			if jsonType(d) != '[' {
-				return exp, false, bad("spec.data", "not an array")
-			}
-			keys, good := specDataKeys(d)
-			if !good {
-				return exp, false, bad("spec.data", "entry is not an object or secretKey is not a string")
-			}
-			exp.SpecDataKeys = keys
-		}
-		var tmplKeys []string
-		mergePolicy, rendersData := "", false
-		if t := sf[1]; present(t) {
-			if jsonType(t) != '{' {
-				return exp, false, bad("spec.target", "not an object")
-			}
-			tf := make([][]byte, 2)
-			fields(t, []string{"name", "template"}, tf)
-			name, good := optString(tf[0])
-			if !good {
-				return exp, false, bad("spec.target.name", "not a string")
-			}
-			if name != "" {
-				exp.Target = name
-			}
-			if tm := tf[1]; present(tm) {
-				if jsonType(tm) != '{' {
-					return exp, false, bad("spec.target.template", "not an object")
-				}
-				td := make([][]byte, 3)
-				fields(tm, []string{"data", "mergePolicy", "templateFrom"}, td)
-				rendersData = jsonType(td[2]) == '[' && len(bytes.TrimSpace(td[2])) > 2
-				if tmplKeys, good = objectKeys(td[0]); !good {
-					return exp, false, bad("spec.target.template.data", "not an object")
-				}
-				if mergePolicy, good = optString(td[1]); !good {
-					return exp, false, bad("spec.target.template.mergePolicy", "not a string")
-				}
-			}
-		}
-		// ESO writes only the rendered keys when a template renders data with the
-		// default mergePolicy Replace; otherwise spec.data keys and rendered keys.
-		var keys []string
-		if (len(tmplKeys) == 0 && !rendersData) || mergePolicy == "Merge" {
-			for _, k := range exp.SpecDataKeys {
-				if k != "" {
-					keys = append(keys, k)
-				}
-			}
-		}
-		exp.Keys = sortDedupe(append(keys, tmplKeys...))
+	obj, derr := eso.DecodeJSON(j)
+	if derr != nil {
+		e := newErr(inputHelm, "yaml", ErrMalformed)
+		e.Field, e.Detail = "spec", derr.Error()
+		return exp, false, e
 	}
+	w := eso.Writes(exp.Name, &obj.Spec)
+	exp.ES = &w
 	return exp, true, nil
 }
 

@@ -106,17 +106,31 @@ data:
 
 func wantExpectations(extraKey bool) []model.HelmExpectation {
 	spec := []string{"password", "user"}
-	// app-es renders template.data with the default mergePolicy Replace: ESO
-	// writes only the rendered keys, whatever spec.data lists.
-	keys := []string{"DSN", "user"}
 	if extraKey {
 		spec = append(spec, "NEW_KEY")
 	}
 	return []model.HelmExpectation{
 		{Kind: "Secret", Namespace: "data", Name: "app-db", Keys: []string{"API_TOKEN", "DB_PASSWORD", "DB_USER"}},
 		{Kind: "Secret", Namespace: "prod", Name: "app-empty"},
-		{Kind: "ExternalSecret", Namespace: "prod", Name: "app-es", Target: "app-runtime", Keys: keys, SpecDataKeys: spec},
-		{Kind: "ExternalSecret", Namespace: "other", Name: "legacy", Target: "legacy"},
+		{Kind: "ExternalSecret", Namespace: "prod", Name: "app-es", ES: &model.ESWrites{Target: "app-runtime",
+			CreationPolicy: "Owner", DeletionPolicy: "Retain", DataKeys: spec, HasSpecData: true,
+			HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"DSN", "user"}}},
+		{Kind: "ExternalSecret", Namespace: "other", Name: "legacy", ES: &model.ESWrites{Target: "legacy",
+			CreationPolicy: "Owner", DeletionPolicy: "Retain", DataFrom: 1}},
+	}
+}
+
+// The ExternalSecrets of a release are read by the decoder of live ones: the
+// template rule gives the keys ESO writes (app-es renders template.data with
+// the default mergePolicy Replace: only the rendered keys, whatever spec.data
+// lists).
+func TestHelmExternalSecretWrittenKeys(t *testing.T) {
+	for _, x := range wantExpectations(true) {
+		if x.Name == "app-es" {
+			if got := x.ES.WrittenKeys(); !reflect.DeepEqual(got, []string{"DSN", "user"}) {
+				t.Fatalf("%v", got)
+			}
+		}
 	}
 }
 

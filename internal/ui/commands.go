@@ -153,6 +153,25 @@ func Commands(f report.Finding, writers []string) []Command {
 	case "driftwatch_argocd_not_converging":
 		confirm("the Application's sync state", "kubectl -n "+ns+" get application "+name+
 			` -o json | jq '{sync: .status.sync | {status, revision}, operation: .status.operationState | {phase, finishedAt}}'`)
+	case "driftwatch_gitops_synced_entries_missing", "driftwatch_secret_key_pending_sync":
+		if f.Labels["sync_kind"] == "Application" {
+			confirm("what the Application says it synced and compares", "kubectl -n "+l("sync_namespace")+" get application "+l("sync_name")+
+				` -o json | jq '{phase: .status.operationState.phase, synced: .status.operationState.syncResult.revision, compared: .status.sync.revision, options: .spec.syncPolicy.syncOptions, ignore: .spec.ignoreDifferences}'`)
+		}
+		if f.Metric == "driftwatch_secret_key_pending_sync" {
+			secretKeys(name)
+			if f.Labels["sync_kind"] == "Application" {
+				fix("sync the Application when the change is meant to ship", "argocd app sync "+l("sync_name")+" --app-namespace "+l("sync_namespace"))
+			}
+			break
+		}
+		kind := sh(strings.ToLower(f.Labels["kind"]))
+		if f.Labels["kind"] == "ExternalSecret" {
+			confirm("the entries the live ExternalSecret has (names only)", "kubectl -n "+ns+" get externalsecret "+name+" -o json | jq '[.spec.data[]?.secretKey]'")
+		} else {
+			secretKeys(name)
+		}
+		confirm("who wrote the object", "kubectl -n "+ns+" get "+kind+" "+name+" --show-managed-fields -o json | "+jqManagers)
 	case "driftwatch_serviceaccount_workload_identity_missing", "driftwatch_serviceaccount_workload_identity_info":
 		confirm("the ServiceAccount's identity annotations", "kubectl -n "+ns+" get serviceaccount "+name+
 			` -o json | jq '.metadata.annotations // {} | with_entries(select(.key | test("eks.amazonaws.com|azure.workload.identity|iam.gke.io")))'`)

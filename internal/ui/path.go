@@ -185,22 +185,32 @@ func buildPath(v model.View, ns, name string, fs []dwcollectors.Finding) Path {
 		p.Stores = append(p.Stores, sn)
 	}
 
-	// Helm releases and Argo CD Applications that state the Secret's keys.
+	// Helm releases and GitOps sync objects (Argo CD Applications) that state
+	// the Secret's keys, through a Secret or an ExternalSecret writing it.
 	for _, h := range v.DeployedReleases() {
 		for _, x := range h.Expectations {
-			target := x.Name
-			if x.Kind == "ExternalSecret" {
-				target = x.Target
+			xns := x.Namespace
+			if xns == "" {
+				xns = h.Namespace
 			}
-			if x.Namespace == ns && target == name {
+			t, ok := detect.DesiredTarget(v, &model.DesiredObject{Kind: x.Kind, Namespace: xns, Name: x.Name, DataKeys: x.Keys, ES: x.ES})
+			if ok && t.Namespace == ns && t.Secret == name {
 				p.Expectations = append(p.Expectations, ExpectNode{Kind: "HelmRelease",
-					Name: h.Release + " (rev " + itoa(h.Revision) + ")", Keys: x.Keys, Broken: missingFrom("helm")})
+					Name: h.Release + " (rev " + itoa(h.Revision) + ")", Keys: t.Keys, Broken: missingFrom("helm")})
 			}
 		}
 	}
-	if d, ok := v.ArgoDesired(ns, "Secret", name); ok {
-		p.Expectations = append(p.Expectations, ExpectNode{Kind: "Application", Name: d.App.String(), Keys: d.DataKeys,
-			Broken: missingFrom("argocd")})
+	for _, d := range detect.GitOpsDesired(v) {
+		t, ok := detect.DesiredTarget(v, &d.Object)
+		if !ok || t.Namespace != ns || t.Secret != name || d.Delivery == detect.Unjudged {
+			continue
+		}
+		n := ExpectNode{Kind: d.Sync.Kind, Name: d.Sync.Namespace + "/" + d.Sync.Name, Keys: t.Keys,
+			Broken: d.Delivery == detect.Delivered && missingFrom(string(d.Source))}
+		if d.Delivery == detect.Pending {
+			n.Name += " (sync pending)"
+		}
+		p.Expectations = append(p.Expectations, n)
 	}
 
 	// Workloads, from the pods that read the Secret.

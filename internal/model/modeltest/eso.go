@@ -19,7 +19,7 @@ type ESOption func(*model.ExternalSecret)
 // after these defaults.
 func ES(ns, name string, opts ...ESOption) *model.ExternalSecret {
 	e := &model.ExternalSecret{ObjectMeta: Meta(ns, name), APIVersion: "external-secrets.io/v1",
-		Target: name, CreationPolicy: "Owner", DeletionPolicy: "Retain",
+		ESWrites:  model.ESWrites{Target: name, CreationPolicy: "Owner", DeletionPolicy: "Retain"},
 		StoreKind: "SecretStore", StoreName: "vault",
 		RefreshInterval: time.Hour, RefreshIntervalSet: true,
 		Ready: model.Condition{Status: "True", Reason: "SecretSynced", LastTransitionTime: T0}, RefreshTime: T0}
@@ -33,16 +33,16 @@ func ES(ns, name string, opts ...ESOption) *model.ExternalSecret {
 // (its name) set: no APIVersion, policies, store, refresh or Ready condition.
 // It is for tests that spell out every field they rely on.
 func BareES(ns, name string, opts ...ESOption) *model.ExternalSecret {
-	e := &model.ExternalSecret{ObjectMeta: Meta(ns, name), Target: name}
+	e := &model.ExternalSecret{ObjectMeta: Meta(ns, name), ESWrites: model.ESWrites{Target: name}}
 	for _, o := range opts {
 		o(e)
 	}
 	return e
 }
 
-// ESData sets spec.data[].secretKey, in order.
+// ESData sets spec.data[].secretKey, in order (spec.data present).
 func ESData(keys ...string) ESOption {
-	return func(e *model.ExternalSecret) { e.DataKeys = keys }
+	return func(e *model.ExternalSecret) { e.DataKeys, e.HasSpecData = keys, true }
 }
 
 // ESTemplate sets a template (HasTemplate) with the given mergePolicy ("" is the

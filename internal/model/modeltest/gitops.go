@@ -24,11 +24,22 @@ func HelmSecret(ns, name string, keys ...string) model.HelmExpectation {
 	return model.HelmExpectation{Kind: "Secret", Namespace: ns, Name: name, Keys: keys}
 }
 
-// HelmES is an ExternalSecret of a release's rendered manifest writing target,
-// whose spec.data secretKeys are keys (Keys and SpecDataKeys both).
+// HelmES is an ExternalSecret of a release's rendered manifest writing target
+// ("" means its name), whose spec.data secretKeys are keys, with no template
+// and the CRD's default policies (Owner, Retain).
 func HelmES(ns, name, target string, keys ...string) model.HelmExpectation {
-	return model.HelmExpectation{Kind: "ExternalSecret", Namespace: ns, Name: name, Target: target,
-		Keys: keys, SpecDataKeys: keys}
+	return model.HelmExpectation{Kind: "ExternalSecret", Namespace: ns, Name: name, ES: ESWrites(name, target, keys...)}
+}
+
+// ESWrites is what an ExternalSecret named name without a template writes:
+// target ("" means name), spec.data secretKeys keys, the CRD's default
+// policies (Owner, Retain). For Helm and Argo CD desired objects.
+func ESWrites(name, target string, keys ...string) *model.ESWrites {
+	if target == "" {
+		target = name
+	}
+	return &model.ESWrites{Target: target, CreationPolicy: "Owner", DeletionPolicy: "Retain",
+		DataKeys: keys, HasSpecData: keys != nil}
 }
 
 // AppOption changes an Argo CD Application record being built.
@@ -96,8 +107,48 @@ func Ignore(group, kind string, pointers, jq []string) model.IgnoreDifference {
 }
 
 // Desired is the Argo CD target state of one Application, for NewStore and
-// Upsert (model.Store.SetArgoDesired).
+// Upsert (model.Store.SetArgoDesired), read at Revision ("" means Rev): each
+// object without a Revision of its own gets it.
 type Desired struct {
-	App     model.Ref
-	Objects []model.DesiredObject
+	App      model.Ref
+	Objects  []model.DesiredObject
+	Revision string
+}
+
+// Rev is the revision Desired states are read at unless they say otherwise.
+const Rev = "rev-1"
+
+// DesiredSecret is an Argo CD desired Secret with the given data keys.
+func DesiredSecret(ns, name string, keys ...string) model.DesiredObject {
+	return model.DesiredObject{Kind: "Secret", Namespace: ns, Name: name, DataKeys: keys}
+}
+
+// DesiredES is an Argo CD desired ExternalSecret writing target ("" means
+// its name) whose spec.data secretKeys are keys (ESWrites).
+func DesiredES(ns, name, target string, keys ...string) model.DesiredObject {
+	return model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: ns, Name: name,
+		ES: ESWrites(name, target, keys...)}
+}
+
+// AppDelivered makes the Application say it delivered revision rev to objs:
+// status.sync Synced at rev, the last operation Succeeded at rev (finished at
+// T0) with objs in its syncResult as Synced.
+func AppDelivered(rev string, objs ...model.DesiredObject) AppOption {
+	return func(a *model.ArgoApp) {
+		a.SyncStatus, a.SyncRevision = "Synced", rev
+		a.OperationPhase, a.OperationFinishedAt, a.OperationRevision = "Succeeded", T0, rev
+		for _, o := range objs {
+			a.OperationSynced = append(a.OperationSynced, model.ArgoObject{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
+		}
+	}
+}
+
+// AppBehind makes the Application one commit behind: status.sync OutOfSync
+// at current, the last operation Succeeded at synced (finished at T0) with
+// objs in its syncResult; nothing applied current (a manual sync not yet run).
+func AppBehind(synced, current string, objs ...model.DesiredObject) AppOption {
+	return func(a *model.ArgoApp) {
+		AppDelivered(synced, objs...)(a)
+		a.SyncStatus, a.SyncRevision = "OutOfSync", current
+	}
 }

@@ -42,7 +42,18 @@ func Upsert(t testing.TB, s *model.Store, record any) {
 	case *model.Namespace:
 		s.UpsertNamespace(x)
 	case Desired:
-		s.SetArgoDesired(x.App, x.Objects)
+		rev := x.Revision
+		if rev == "" {
+			rev = Rev
+		}
+		objs := make([]model.DesiredObject, len(x.Objects))
+		for i, o := range x.Objects {
+			if o.Revision == "" {
+				o.Revision = rev
+			}
+			objs[i] = o
+		}
+		s.SetArgoDesired(x.App, objs)
 	case []*model.Secret:
 		upsertAll(t, s, x)
 	case []*model.Pod:

@@ -71,7 +71,13 @@ func applications() []*v1alpha1.Application {
 				OperationState: &v1alpha1.OperationState{
 					Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "abc123", SyncOptions: v1alpha1.SyncOptions{"ServerSideApply=true"}}},
 					SyncResult: &v1alpha1.SyncOperationResult{Revision: "abc123",
-						Source: v1alpha1.ApplicationSource{RepoURL: "https://git.example/payments.git", Path: "deploy", TargetRevision: "main"}},
+						Source: v1alpha1.ApplicationSource{RepoURL: "https://git.example/payments.git", Path: "deploy", TargetRevision: "main"},
+						Resources: v1alpha1.ResourceResults{
+							{Group: "", Version: "v1", Kind: "Secret", Namespace: "payments", Name: "db-credentials",
+								Status: synccommon.ResultCodeSynced, Message: "secret/db-credentials configured", SyncPhase: synccommon.SyncPhaseSync},
+							{Group: "batch", Version: "v1", Kind: "Job", Namespace: "payments", Name: "migrate",
+								HookType: synccommon.HookTypePreSync, HookPhase: synccommon.OperationSucceeded, SyncPhase: synccommon.SyncPhasePreSync},
+						}},
 					Phase:      phase,
 					Message:    "successfully synced (all tasks run)",
 					StartedAt:  t0,
@@ -237,7 +243,9 @@ func TestSpotChecks(t *testing.T) {
 		a.Spec.SyncPolicy.Automated == nil || !a.Spec.SyncPolicy.Automated.SelfHeal,
 		a.Spec.IgnoreDifferences[1].ManagedFieldsManagers[0] != "external-secrets",
 		a.Status.Sync.Revision != "abc123" || a.Status.OperationState.SyncResult == nil || a.Status.OperationState.SyncResult.Revision != "abc123",
-		!a.Status.Resources[2].Hook || a.Status.Resources[0].Hook:
+		!a.Status.Resources[2].Hook || a.Status.Resources[0].Hook,
+		len(a.Status.OperationState.SyncResult.Resources) != 2 || a.Status.OperationState.SyncResult.Resources[0].Status != "Synced" ||
+			a.Status.OperationState.SyncResult.Resources[0].Kind != "Secret" || a.Status.OperationState.SyncResult.Resources[1].HookType != "PreSync":
 		t.Errorf("Application decoded wrongly:\n%+v\n%+v", a, b)
 	}
 	m, _ := viaUnstructured[local.Application](t, apps[2])

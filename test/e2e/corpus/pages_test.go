@@ -60,6 +60,14 @@ func pageGrade(series []cluster.Series) map[page][]cluster.Series {
 	}
 	missingFromPod := sourcePod("driftwatch_secret_missing_keys")
 	absentFromPod := sourcePod("driftwatch_secret_absent")
+	// The "unless on (namespace, kind, name) truncated_patch" of the synced
+	// entries page.
+	truncated := map[string]bool{}
+	for _, s := range series {
+		if s.Name == "driftwatch_last_applied_truncated" && s.Labels["cause"] == "truncated_patch" && s.Value > 0 {
+			truncated[s.Labels["kind"]+" "+s.Labels["namespace"]+"/"+s.Labels["name"]] = true
+		}
+	}
 	for _, s := range series {
 		if !critical(s) {
 			continue
@@ -80,8 +88,18 @@ func pageGrade(series []cluster.Series) map[page][]cluster.Series {
 			p = page{"DriftwatchLastAppliedTruncated", s.Labels["kind"] + " " + ns + "/" + s.Labels["name"]}
 		case s.Name == "driftwatch_argocd_ignore_list_trap" && s.Value > 0:
 			p = page{"DriftwatchArgoCDIgnoreListTrap", ns + "/" + s.Labels["application"]}
+		case s.Name == "driftwatch_gitops_synced_entries_missing" && s.Value > 0:
+			obj := s.Labels["kind"] + " " + ns + "/" + s.Labels["name"]
+			if truncated[obj] {
+				continue // DriftwatchLastAppliedTruncated pages for it
+			}
+			p = page{"DriftwatchGitOpsSyncedEntriesMissing", obj}
+		case s.Name == "driftwatch_secret_missing_keys" || s.Name == "driftwatch_secret_missing_key" || s.Name == "driftwatch_secret_absent" || s.Value == 0:
+			continue // not consumed: the consumer pages do not fire
 		default:
-			continue
+			// A critical family this classifier does not know yet: count it as
+			// a page rather than let it pass unseen.
+			p = page{"critical " + s.Name, ns}
 		}
 		out[p] = append(out[p], s)
 	}
@@ -161,6 +179,16 @@ func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
 				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "y", "respect_ignore_differences", "true", "effect", "rebuilds_list_if_present"),
 				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "z", "respect_ignore_differences", "false", "effect", "hides_new_entries"),
 			}, []string{"DriftwatchArgoCDIgnoreListTrap a/x"}},
+		{"synced entries missing: page for an ExternalSecret unless truncated_patch pages for it; a Secret warns",
+			[]cluster.Series{
+				s("driftwatch_gitops_synced_entries_missing", 1, "namespace", "a", "kind", "ExternalSecret", "name", "e", "source", "argocd"),
+				s("driftwatch_gitops_synced_entries_missing", 1, "namespace", "a", "kind", "ExternalSecret", "name", "t", "source", "argocd"),
+				s("driftwatch_last_applied_truncated", 1, "namespace", "a", "kind", "ExternalSecret", "name", "t", "cause", "truncated_patch"),
+				s("driftwatch_gitops_synced_entries_missing", 1, "namespace", "a", "kind", "Secret", "name", "s", "source", "argocd"),
+			},
+			[]string{"DriftwatchGitOpsSyncedEntriesMissing ExternalSecret a/e", "DriftwatchLastAppliedTruncated ExternalSecret a/t"}},
+		{"a waiting sync is info",
+			[]cluster.Series{s("driftwatch_secret_key_pending_sync", 1, "namespace", "a", "secret", "s", "key", "k", "source", "argocd")}, nil},
 		{"warnings never page",
 			[]cluster.Series{
 				s("driftwatch_workload_stale_pods", 1, "namespace", "a", "workload_kind", "Deployment", "workload", "w", "secret", "s"),

@@ -1,22 +1,21 @@
-package kube
+package eso
 
 import (
 	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/driftwatch/driftwatch/internal/eso"
 )
 
-// decodeExternalSecret fills the fields of es.Spec and es.Status that the
-// ExternalSecret transform reads, straight from the unstructured map: the
+// Decode fills the fields of es.Spec and es.Status that driftwatch reads
+// (Writes and the ExternalSecret transform), straight from an unstructured map
+// (a live object, or a manifest decoded by DecodeJSON): the
 // reflective converter cost more than the rest of the transform. It follows the
 // converter's rules for those fields (absent or null: zero value; a value of the
 // wrong JSON type: an error; times RFC 3339, durations as time.ParseDuration)
 // and ignores every other field. TestExternalSecretDecodeMatchesConverter holds
 // it to the converter. On error the fields decoded so far are kept.
-func decodeExternalSecret(obj map[string]any, es *eso.ExternalSecret) string {
+func Decode(obj map[string]any, es *ExternalSecret) string {
 	d := esDecoder{}
 	if spec := d.object(obj["spec"], "spec"); spec != nil {
 		sp := &es.Spec
@@ -40,26 +39,29 @@ func decodeExternalSecret(obj map[string]any, es *eso.ExternalSecret) string {
 			}
 		}
 		sp.RefreshPolicy = d.str(spec["refreshPolicy"], "spec.refreshPolicy")
+		if l := d.list(spec["data"], "spec.data"); l != nil {
+			sp.Data = make([]ExternalSecretData, 0, len(l)) // present, possibly empty
+		}
 		for _, e := range d.list(spec["data"], "spec.data") {
 			if m := d.object(e, "spec.data[]"); m != nil {
-				sp.Data = append(sp.Data, eso.ExternalSecretData{SecretKey: d.str(m["secretKey"], "spec.data[].secretKey")})
+				sp.Data = append(sp.Data, ExternalSecretData{SecretKey: d.str(m["secretKey"], "spec.data[].secretKey")})
 			} else {
-				sp.Data = append(sp.Data, eso.ExternalSecretData{})
+				sp.Data = append(sp.Data, ExternalSecretData{})
 			}
 		}
 		for _, e := range d.list(spec["dataFrom"], "spec.dataFrom") {
-			var df eso.ExternalSecretDataFromRemote
+			var df ExternalSecretDataFromRemote
 			if m := d.object(e, "spec.dataFrom[]"); m != nil {
 				if d.object(m["find"], "spec.dataFrom[].find") != nil {
-					df.Find = &eso.ExternalSecretFind{}
+					df.Find = &ExternalSecretFind{}
 				}
 				if sr := d.object(m["sourceRef"], "spec.dataFrom[].sourceRef"); sr != nil {
 					if g := d.object(sr["generatorRef"], "spec.dataFrom[].sourceRef.generatorRef"); g != nil {
-						df.SourceRef = &eso.StoreGeneratorSourceRef{GeneratorRef: &eso.GeneratorRef{
+						df.SourceRef = &StoreGeneratorSourceRef{GeneratorRef: &GeneratorRef{
 							Kind: d.str(g["kind"], "spec.dataFrom[].sourceRef.generatorRef.kind"),
 							Name: d.str(g["name"], "spec.dataFrom[].sourceRef.generatorRef.name")}}
 					} else {
-						df.SourceRef = &eso.StoreGeneratorSourceRef{}
+						df.SourceRef = &StoreGeneratorSourceRef{}
 					}
 				}
 			}
@@ -69,7 +71,7 @@ func decodeExternalSecret(obj map[string]any, es *eso.ExternalSecret) string {
 	if st := d.object(obj["status"], "status"); st != nil {
 		es.Status.RefreshTime = d.time(st["refreshTime"], "status.refreshTime")
 		for _, e := range d.list(st["conditions"], "status.conditions") {
-			var c eso.StatusCondition
+			var c StatusCondition
 			if m := d.object(e, "status.conditions[]"); m != nil {
 				c.Type = d.str(m["type"], "status.conditions[].type")
 				c.Status = d.str(m["status"], "status.conditions[].status")
@@ -142,12 +144,12 @@ func (d *esDecoder) time(v any, path string) metav1.Time {
 	return metav1.Time{Time: t.Local()}
 }
 
-func (d *esDecoder) template(v any) *eso.ExternalSecretTemplate {
+func (d *esDecoder) template(v any) *ExternalSecretTemplate {
 	m := d.object(v, "spec.target.template")
 	if m == nil {
 		return nil
 	}
-	tpl := &eso.ExternalSecretTemplate{MergePolicy: d.str(m["mergePolicy"], "spec.target.template.mergePolicy")}
+	tpl := &ExternalSecretTemplate{MergePolicy: d.str(m["mergePolicy"], "spec.target.template.mergePolicy")}
 	if data := d.object(m["data"], "spec.target.template.data"); data != nil {
 		tpl.Data = make(map[string]string, len(data))
 		for k, v := range data {
@@ -156,25 +158,29 @@ func (d *esDecoder) template(v any) *eso.ExternalSecretTemplate {
 		}
 	}
 	for _, e := range d.list(m["templateFrom"], "spec.target.template.templateFrom") {
-		var tf eso.TemplateFrom
+		var tf TemplateFrom
 		if f := d.object(e, "spec.target.template.templateFrom[]"); f != nil {
 			tf.Target = d.str(f["target"], "spec.target.template.templateFrom[].target")
 			tf.ConfigMap = d.templateRef(f["configMap"], "spec.target.template.templateFrom[].configMap")
 			tf.Secret = d.templateRef(f["secret"], "spec.target.template.templateFrom[].secret")
+			if l, ok := f["literal"]; ok && l != nil {
+				_ = d.str(l, "spec.target.template.templateFrom[].literal") // the template itself is not kept
+				tf.Literal = new(string)
+			}
 		}
 		tpl.TemplateFrom = append(tpl.TemplateFrom, tf)
 	}
 	return tpl
 }
 
-func (d *esDecoder) templateRef(v any, path string) *eso.TemplateRef {
+func (d *esDecoder) templateRef(v any, path string) *TemplateRef {
 	m := d.object(v, path)
 	if m == nil {
 		return nil
 	}
-	ref := &eso.TemplateRef{Name: d.str(m["name"], path+".name")}
+	ref := &TemplateRef{Name: d.str(m["name"], path+".name")}
 	for _, e := range d.list(m["items"], path+".items") {
-		var it eso.TemplateRefItem
+		var it TemplateRefItem
 		if im := d.object(e, path+".items[]"); im != nil {
 			it.Key = d.str(im["key"], path+".items[].key")
 			it.TemplateAs = d.str(im["templateAs"], path+".items[].templateAs")
