@@ -57,7 +57,6 @@ type options struct {
 	shard, shards           int
 	shardWatch              string
 	typedDecode             bool
-	apiserverGzip           bool
 	flipWindow              time.Duration
 	flapThreshold           int
 	argo                    agent.ArgoCDConfig
@@ -113,7 +112,6 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.shards, "total-shards", 1, "number of shards; namespaces are assigned by a stable hash")
 	fs.StringVar(&o.shardWatch, "shard-watch", agent.ShardWatchCluster, "how a shard watches Secrets, Pods, ServiceAccounts, ExternalSecrets and SecretStores: cluster (one watch per resource; other shards' objects are decoded and dropped) or namespaces (one watch per resource and namespace of the shard, started as namespaces appear; needs every namespace watched)")
 	fs.BoolVar(&o.typedDecode, "typed-decode", false, "decode Secrets and Pods into typed objects before reducing them (the path before the wire decoder, which reads the protobuf wire straight into the value-free records; for comparison and as an escape hatch)")
-	fs.BoolVar(&o.apiserverGzip, "apiserver-gzip", true, "ask the apiserver to gzip its responses and watch streams (client-go's default); false saves the agent the CPU of inflating them, and the apiserver that of deflating them, for more bytes on the network")
 	fs.DurationVar(&o.flipWindow, "flip-window", time.Hour, "how long a Secret's value changes are remembered to detect flips")
 	fs.StringVar(&o.argo.Server, "argocd-server", "", "Argo CD API URL; enables the argocd expectation source (desired state from managed-resources)")
 	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", "", "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")
@@ -209,7 +207,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			o.discoveryInterval = 2 * time.Second
 		}
 	} else {
-		c, rc, err := agent.ConnectWith(o.kubeconfig, o.kubeContext, "driftwatch/"+version, o.apiserverGzip)
+		c, rc, err := agent.Connect(o.kubeconfig, o.kubeContext, "driftwatch/"+version)
 		if err != nil {
 			fmt.Fprintln(stderr, "agent:", err)
 			return 2

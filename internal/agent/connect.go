@@ -39,16 +39,8 @@ func RESTConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
 // connection of the wire decoder (Secrets and Pods read straight into records),
 // the dynamic and discovery clients over JSON (CRDs have no protobuf encoding).
 func ClientsFor(rc *rest.Config, userAgent string) (Clients, error) {
-	return clientsFor(rc, userAgent, true)
-}
-
-func clientsFor(rc *rest.Config, userAgent string, gzip bool) (Clients, error) {
 	rc = rest.CopyConfig(rc)
 	rc.UserAgent = userAgent
-	// gzip=false: do not ask the apiserver to compress responses and watch
-	// streams (client-go asks by default): next to the apiserver, inflating
-	// them is a sixth of the agent's CPU per update (docs/performance.md).
-	rc.DisableCompression = !gzip
 	rc.QPS, rc.Burst = 20, 40
 	pb := kube.ProtobufConfig(rc)
 	cs, err := kubernetes.NewForConfig(pb)
@@ -68,17 +60,11 @@ func clientsFor(rc *rest.Config, userAgent string, gzip bool) (Clients, error) {
 
 // Connect resolves the connection and builds the clients.
 func Connect(kubeconfig, kubeContext, userAgent string) (Clients, *rest.Config, error) {
-	return ConnectWith(kubeconfig, kubeContext, userAgent, true)
-}
-
-// ConnectWith is Connect; gzip says whether the apiserver is asked to
-// compress its responses and watch streams.
-func ConnectWith(kubeconfig, kubeContext, userAgent string, gzip bool) (Clients, *rest.Config, error) {
 	rc, err := RESTConfig(kubeconfig, kubeContext)
 	if err != nil {
 		return Clients{}, nil, err
 	}
-	c, err := clientsFor(rc, userAgent, gzip)
+	c, err := ClientsFor(rc, userAgent)
 	return c, rc, err
 }
 
