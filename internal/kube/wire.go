@@ -236,7 +236,7 @@ func (d *wireDecoder) decodeWire(b []byte) (runtime.Object, error) {
 	}
 	sc := scratchPool.Get().(*wireScratch)
 	defer func() {
-		sc.wipe = sc.wipe[:0]
+		sc.release()
 		scratchPool.Put(sc)
 	}()
 	var obj runtime.Object

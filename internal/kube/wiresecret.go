@@ -30,6 +30,27 @@ type wireScratch struct {
 	pod  podParts
 }
 
+// release drops every view of the response before the scratch goes back to
+// the pool: a pooled scratch must not keep a response buffer alive.
+func (s *wireScratch) release() {
+	s.resetObject()
+	clear(s.wipe[:cap(s.wipe)])
+	s.wipe = s.wipe[:0]
+	pp := &s.pod
+	clear(pp.volumes[:cap(pp.volumes)])
+	for i := range pp.containers[:cap(pp.containers)] {
+		c := &pp.containers[:cap(pp.containers)][i]
+		clear(c.env[:cap(c.env)])
+		clear(c.envFrom[:cap(c.envFrom)])
+		clear(c.mounts[:cap(c.mounts)])
+		c.name = ""
+	}
+	for i := range pp.statuses {
+		clear(pp.statuses[i][:cap(pp.statuses[i])])
+	}
+	s.resetPod()
+}
+
 func (s *wireScratch) resetObject() {
 	s.meta.reset()
 	s.data, s.sdat = s.data[:0], s.sdat[:0]
