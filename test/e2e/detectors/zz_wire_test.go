@@ -2,6 +2,9 @@ package detectors
 
 import (
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
@@ -60,6 +63,32 @@ spec:
       - serviceAccountToken: {path: token}
   - {name: unmounted, secret: {secretName: other}}
 `)
+	// A Secret the real ESO controller writes: its owner reference, labels,
+	// annotations and managedFields are ESO's.
+	c.Apply(t, ns, fakeStore("wire-store", "db-user", "admin", "api-token", " padded\r\n"))
+	c.Apply(t, ns, `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: eso-written}
+spec:
+  refreshInterval: 1h
+  secretStoreRef: {name: wire-store, kind: SecretStore}
+  target: {name: eso-written, creationPolicy: Owner}
+  data:
+  - {secretKey: USER, remoteRef: {key: db-user}}
+  - {secretKey: TOKEN, remoteRef: {key: api-token}}
+`)
+	deadline := time.Now().Add(wait)
+	for {
+		s, err := c.Client.CoreV1().Secrets(ns).Get(ctxT(t), "eso-written", metav1.GetOptions{})
+		if err == nil && len(s.OwnerReferences) > 0 && len(s.Data) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ESO did not write its Secret: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if out, err := c.Kubectl(ctxT(t), `apiVersion: v1
 kind: Secret
 metadata: {name: csa, namespace: `+ns+`}
@@ -67,7 +96,7 @@ data: {token: c2VjcmV0LXRva2Vu, key: a2V5}
 `, "apply", "-f", "-"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	for res, atLeast := range map[string]int{"secrets": 2, "pods": 1} { // at least this test's own
+	for res, atLeast := range map[string]int{"secrets": 3, "pods": 1} { // at least this test's own
 		data, err := c.Client.CoreV1().RESTClient().Get().Resource(res).
 			SetHeader("Accept", "application/vnd.kubernetes.protobuf").DoRaw(ctxT(t))
 		if err != nil {
