@@ -54,7 +54,7 @@ var (
 	})
 	descShortReaders = declare(Family{
 		Name:   "driftwatch_secret_short_consumer_pods",
-		Help:   "Running pods of a workload that read (env, envFrom, volume, any way) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
+		Help:   "Running pods of a workload that read (env, envFrom, volume, any way but imagePullSecrets) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
 		Kind:   KindObject, WithFinding: true,
 		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
@@ -126,7 +126,9 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 	for _, k := range corder {
 		e.gauge(descMissingConsumer, float64(consumers[k]), k.ns, k.secret, k.kind, k.name)
 	}
-	// Who reads each Secret with a finding, however it reads it.
+	// Who reads each Secret with a finding, however it reads it but as an
+	// imagePullSecret: this is the page alerts' consumer condition, and a
+	// missing pull Secret fails loudly in the kubelet.
 	if a[model.ResPods] {
 		short := map[model.Ref]bool{}
 		var sorder []model.Ref
@@ -144,7 +146,7 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 			mark(ab.Namespace, ab.Secret)
 		}
 		for _, r := range sorder {
-			for _, c := range detect.SecretReaders(v, r.Namespace, r.Name) {
+			for _, c := range detect.SecretDataReaders(v, r.Namespace, r.Name) {
 				e.gauge(descShortReaders, float64(c.Pods), r.Namespace, r.Name, c.Kind, c.Name)
 			}
 		}

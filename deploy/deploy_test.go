@@ -129,6 +129,10 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"--set", "sharding.watch=pods"},
 		{"--set", "prometheusRule.clusterLabel=k8s-cluster"},
 		{"--set", "prometheusRule.clusterLabel=__cluster"},
+		{"--set", "health.port=9742"},
+		{"--set", "health.port=0"},
+		{"--set", "health.port=http"},
+		{"--set", "ui.secretPage=maybe"},
 	} {
 		if _, err := helm(t, append([]string{"template", release, chart, "--kube-version", kubeVersion}, bad...)...); err == nil {
 			t.Errorf("helm template %v: accepted", bad)
@@ -384,14 +388,7 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec) {
 	if seccomp == nil || seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("%s: seccompProfile RuntimeDefault", where)
 	}
-	if len(c.Ports) != 1 || c.Ports[0].Name != "metrics" || c.Ports[0].ContainerPort != 9742 {
-		t.Errorf("%s: want one port 9742 named metrics, got %+v", where, c.Ports)
-	}
-	for name, p := range map[string]*corev1.Probe{"/readyz": c.ReadinessProbe, "/healthz": c.LivenessProbe} {
-		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != name || p.HTTPGet.Port.String() != "metrics" {
-			t.Errorf("%s: probe %s on port metrics", where, name)
-		}
-	}
+	checkProbes(t, where, c)
 	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Errorf("%s: memory request and limit", where)
 	}
@@ -400,6 +397,28 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec) {
 	}
 	for _, v := range c.VolumeMounts {
 		t.Errorf("%s: unexpected volume mount %s: the agent needs no writable path", where, v.Name)
+	}
+}
+
+// checkProbes: the metrics port 9742 and the probe port "health", served by
+// --health-probe-bind-address; both probes HTTP GETs on the probe port (plain
+// HTTP, no credentials) in every mode, so readiness waits for the informers
+// to sync even with TLS and basic auth on the metrics port.
+func checkProbes(t *testing.T, where string, c corev1.Container) {
+	t.Helper()
+	if len(c.Ports) != 2 || c.Ports[0].Name != "metrics" || c.Ports[0].ContainerPort != 9742 || c.Ports[1].Name != "health" {
+		t.Fatalf("%s: want ports metrics (9742) and health, got %+v", where, c.Ports)
+	}
+	health := c.Ports[1].ContainerPort
+	if want := fmt.Sprintf("--health-probe-bind-address=:%d", health); !contains(c.Args, want) {
+		t.Errorf("%s: args %q lack %s (the health port)", where, c.Args, want)
+	}
+	for name, p := range map[string]*corev1.Probe{"/readyz": c.ReadinessProbe, "/healthz": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || p.TCPSocket != nil || p.Exec != nil || p.GRPC != nil ||
+			p.HTTPGet.Path != name || p.HTTPGet.Port.String() != "health" ||
+			(p.HTTPGet.Scheme != "" && p.HTTPGet.Scheme != corev1.URISchemeHTTP) || len(p.HTTPGet.HTTPHeaders) != 0 {
+			t.Errorf("%s: probe %s: want an HTTP GET on port health, got %+v", where, name, p)
+		}
 	}
 }
 
@@ -525,7 +544,8 @@ func TestChartRenders(t *testing.T) {
 				}
 				d := byKind(objs, "Deployment")[0].obj.(*appsv1.Deployment)
 				if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got,
-					[]string{"--listen=:9742", "--log-format=json", "--log-level=info", "--inventory=false", "--sync-overdue-factor=3"}) {
+					[]string{"--listen=:9742", "--log-format=json", "--log-level=info", "--inventory=false", "--sync-overdue-factor=3",
+						"--health-probe-bind-address=:8081"}) {
 					t.Errorf("default args %q", got)
 				}
 			case "everything":

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -31,11 +32,10 @@ func TestChartWebConfig(t *testing.T) {
 	if len(spec.Volumes) != 1 || spec.Volumes[0].Secret == nil || spec.Volumes[0].Secret.SecretName != "dw-web" {
 		t.Errorf("volumes %+v", spec.Volumes)
 	}
-	for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
-		if p == nil || p.TCPSocket == nil || p.TCPSocket.Port.String() != "metrics" || p.HTTPGet != nil {
-			t.Errorf("with basic auth the probes must be TCP checks: %+v", p)
-		}
-	}
+	// Basic auth on the metrics port: the probes stay HTTP GETs, on the
+	// probe port that needs no credentials (not TCP checks, which call a pod
+	// Ready before its caches sync).
+	checkProbes(t, "basic auth", c)
 	sm := byKind(objs, "ServiceMonitor")[0].obj.(*serviceMonitor)
 	ep := sm.Spec.Endpoints[0]
 	if ep.Scheme != "https" || !reflect.DeepEqual(ep.TLSConfig, map[string]any{"insecureSkipVerify": true}) ||
@@ -43,11 +43,32 @@ func TestChartWebConfig(t *testing.T) {
 		t.Errorf("ServiceMonitor endpoint: scheme %q tlsConfig %v basicAuth %v", ep.Scheme, ep.TLSConfig, ep.BasicAuth)
 	}
 
-	// TLS without basic auth: HTTPS probes on the real endpoints.
-	objs = render(t, "--set", "web.configSecret=dw-web", "--set", "web.tls=true")
+	// TLS without basic auth, and a probe port of one's choosing: plain HTTP
+	// on the probe port.
+	objs = render(t, "--set", "web.configSecret=dw-web", "--set", "web.tls=true", "--set", "health.port=9100")
 	c = byKind(objs, "Deployment")[0].obj.(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
-	if p := c.ReadinessProbe; p.HTTPGet == nil || p.HTTPGet.Scheme != corev1.URISchemeHTTPS || p.HTTPGet.Path != "/readyz" {
-		t.Errorf("TLS readiness probe %+v", p)
+	checkProbes(t, "TLS", c)
+	if c.Ports[1].ContainerPort != 9100 {
+		t.Errorf("health.port=9100: ports %+v", c.Ports)
+	}
+	// The Service exposes the metrics port only: the probes are the kubelet's.
+	if svc := byKind(objs, "Service")[0].obj.(*corev1.Service); len(svc.Spec.Ports) != 1 {
+		t.Errorf("Service ports %+v", svc.Spec.Ports)
+	}
+	// ui.secretPage=false turns /secret/ off alone; with the page off entirely
+	// there is nothing more to say.
+	objs = render(t, "--set", "ui.secretPage=false")
+	c = byKind(objs, "Deployment")[0].obj.(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+	if !contains(c.Args, "--ui.secret-page=false") || contains(c.Args, "--ui=false") {
+		t.Errorf("ui.secretPage=false: args %q", c.Args)
+	}
+	for _, args := range [][]string{nil, {"--set", "ui.enabled=false", "--set", "ui.secretPage=false"}} {
+		c = byKind(render(t, args...), "Deployment")[0].obj.(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+		for _, a := range c.Args {
+			if strings.HasPrefix(a, "--ui.secret-page") {
+				t.Errorf("%v: args %q: --ui.secret-page is for ui.enabled=true, ui.secretPage=false only", args, c.Args)
+			}
+		}
 	}
 	// web.tls alone, without a Secret, changes nothing.
 	objs = render(t, "--set", "web.tls=true", "--set", "serviceMonitor.enabled=true")

@@ -155,6 +155,9 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 				if u.Key == "" && u.Optional {
 					continue // optional envFrom / volume: the Secret may be absent
 				}
+				if !u.Via.Expects() {
+					continue // an imagePullSecret: a reader, not an expectation
+				}
 				k := expKey{p.Namespace, u.Secret, u.Key, SourcePod}
 				for _, s := range seen {
 					if s == k {

@@ -38,6 +38,11 @@ func TestInventory(t *testing.T) {
 			want: []ConsumerInfo{ci("plain", "Pod", "p", 1, "", "", "")},
 		},
 		{
+			name: "a Secret read only as an imagePullSecret is in the inventory",
+			objs: []any{mt.Secret(ns, "regcred", ".dockerconfigjson"), replicas("web", 2, mt.ImagePull("regcred"))},
+			want: []ConsumerInfo{ci("regcred", "Deployment", "web", 2, "", "", "")},
+		},
+		{
 			name: "a consumed Secret that does not exist is still listed",
 			objs: []any{mt.Pod(ns, "p", mt.EnvFrom("gone"))},
 			want: []ConsumerInfo{ci("gone", "Pod", "p", 1, "", "", "")},

@@ -110,7 +110,7 @@ func MissingKeys(v model.View, avail model.Availability) MissingKeysResult {
 func podConsumers(v model.View, ns, name string) []Consumer {
 	return workloadsUsing(v, ns, name, func(p *model.Pod) bool {
 		for _, u := range p.Uses {
-			if u.Secret == name && !u.Optional {
+			if u.Secret == name && !u.Optional && u.Via.Expects() {
 				return true
 			}
 		}
@@ -165,4 +165,20 @@ func mergeConsumers(a, b []Consumer) []Consumer {
 // envFrom reader of a Secret an ExternalSecret left short).
 func SecretReaders(v model.View, ns, name string) []Consumer {
 	return workloadsUsing(v, ns, name, nil)
+}
+
+// SecretDataReaders is SecretReaders without the pods that name Secret
+// ns/name only in imagePullSecrets: the pods that read its data into a
+// container. It is the consumer condition of the page alerts (through
+// driftwatch_secret_short_consumer_pods): a missing pull Secret fails loudly
+// in the kubelet and is never a page.
+func SecretDataReaders(v model.View, ns, name string) []Consumer {
+	return workloadsUsing(v, ns, name, func(p *model.Pod) bool {
+		for _, u := range p.Uses {
+			if u.Secret == name && u.Via.Expects() {
+				return true
+			}
+		}
+		return false
+	})
 }

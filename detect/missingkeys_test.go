@@ -66,6 +66,18 @@ func TestMissingKeys(t *testing.T) {
 			absent: []AbsentSecret{wantAbsent(ns, "cfg", SourcePod, barePod("p"))},
 		},
 		{
+			// The kubelet reads imagePullSecrets to pull images: a missing
+			// one fails loudly there (ErrImagePull, an event naming it).
+			name: "imagePullSecrets are readers, never expectations: absent or empty, nothing",
+			objs: []any{mt.Pod(ns, "p", mt.ImagePull("regcred")), mt.Secret(ns, "empty"),
+				mt.DeployPod(ns, "web", 0, mt.ImagePull("empty"), mt.ImagePull("regcred"))},
+		},
+		{
+			name:   "a pod pulling with a Secret it also reads: absent through the read, the pull adds nothing",
+			objs:   []any{mt.Pod(ns, "both", mt.ImagePull("cfg"), mt.EnvFrom("cfg")), mt.Pod(ns, "pull", mt.ImagePull("cfg"))},
+			absent: []AbsentSecret{wantAbsent(ns, "cfg", SourcePod, barePod("both"))},
+		},
+		{
 			name: "envFrom optional: no finding when the Secret is missing",
 			objs: []any{mt.Pod(ns, "p", mt.OptEnvFrom("cfg"))},
 		},
@@ -355,4 +367,18 @@ func TestMissingKeysIdempotent(t *testing.T) {
 	}
 	checkMissingKeys(t, first, want)
 	checkMissingKeys(t, second, want)
+}
+
+// SecretReaders names every pod that references a Secret, imagePullSecrets
+// included ("who reads this"); SecretDataReaders, the page alerts' consumer
+// condition, leaves out the pods that only pull images with it.
+func TestSecretReadersAndImagePullSecrets(t *testing.T) {
+	const ns = "app"
+	s := mt.NewStore(t, mt.Secret(ns, "regcred", ".dockerconfigjson"),
+		mt.DeployPod(ns, "web", 0, mt.ImagePull("regcred")), mt.DeployPod(ns, "web", 1, mt.ImagePull("regcred")),
+		mt.Pod(ns, "both", mt.ImagePull("regcred"), mt.VolItem("regcred", ".dockerconfigjson")))
+	all := mt.Read(s, func(v model.View) []Consumer { return SecretReaders(v, ns, "regcred") })
+	checkSlice(t, "SecretReaders", all, []Consumer{{Kind: "Deployment", Name: "web", Pods: 2}, barePod("both")})
+	data := mt.Read(s, func(v model.View) []Consumer { return SecretDataReaders(v, ns, "regcred") })
+	checkSlice(t, "SecretDataReaders", data, []Consumer{barePod("both")})
 }

@@ -63,6 +63,7 @@ type options struct {
 	notConverging           time.Duration
 	esoSA                   string
 	pprofAddr               string
+	healthAddr              string
 	web                     agent.WebConfig
 }
 
@@ -98,7 +99,8 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: in-cluster, else $KUBECONFIG, else ~/.kube/config)")
 	fs.StringVar(&o.kubeContext, "context", "", "kubeconfig context to use")
-	fs.StringVar(&o.listen, "listen", DefaultListen, "address for /metrics, /healthz and /readyz")
+	fs.StringVar(&o.listen, "listen", DefaultListen, "address for /metrics, /healthz and /readyz (and the findings page)")
+	fs.StringVar(&o.healthAddr, "health-probe-bind-address", "", "also serve /healthz and /readyz alone on this address (e.g. :8081), plain HTTP without authentication whatever --web.config.file says (they carry no data), for the kubelet's probes; off by default")
 	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces to watch (default: all)")
 	fs.StringVar(&o.excludeNS, "exclude-namespaces", "", "comma-separated namespaces to ignore (filtered server-side)")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
@@ -122,7 +124,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&o.argo.RPS, "argocd-rps", 5, "maximum Argo CD API requests per second")
 	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", 10*time.Minute, "report an Application OutOfSync this long after a Succeeded sync")
 	fs.StringVar(&o.esoSA, "eso-service-account", "external-secrets/external-secrets", "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
-	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); off by default")
+	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060), with the same --web.config.file as every other endpoint (TLS, basic auth); off by default")
 	fs.IntVar(&o.flapThreshold, "flap-threshold", 2, "flips within --flip-window that make a Secret flapping")
 	addWebFlags(fs, &o.web)
 	return fs
@@ -192,6 +194,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agent: --shard-watch namespaces needs every namespace watched (no --namespaces): it follows the namespace list")
 		return 2
 	}
+	if o.pprofAddr != "" {
+		if err := agent.CheckPprofAddr(o.pprofAddr); err != nil {
+			fmt.Fprintln(stderr, "agent:", err)
+			return 2
+		}
+	}
 	klog.SetSlogLogger(log.With("component", "client-go"))
 	agent.Build.Version, agent.Build.Revision = version, revision
 
@@ -228,6 +236,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		DiscoveryInterval: o.discoveryInterval,
 		Logger:            log,
 		Web:               o.web,
+		HealthListen:      o.healthAddr,
+		PprofListen:       o.pprofAddr,
 	}
 	cfg.Findings = dwcollectors.Config{NoKeyLabel: o.noKeyLabel, Inventory: o.inventory, OverdueFactor: o.overdueFactor,
 		FlapThreshold: o.flapThreshold, NotConvergingThreshold: o.notConverging, Logger: log}
@@ -245,12 +255,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 				host = "localhost" + host[strings.LastIndex(host, ":"):]
 			}
 			fmt.Fprintf(stdout, "driftwatch demo: findings at http://%s/, metrics at /metrics (readiness at /readyz); Ctrl-C to stop\n", host)
-		}
-	}
-	if o.pprofAddr != "" {
-		if err := servePprof(ctx, o.pprofAddr, log); err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
 		}
 	}
 	a := agent.New(clients, cfg)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/driftwatch/driftwatch/alerts"
@@ -18,6 +19,16 @@ func addWebFlags(fs *flag.FlagSet, w *agent.WebConfig) {
 		"exporter-toolkit web configuration file: TLS and basic auth for every endpoint (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md); default plain HTTP")
 	fs.BoolVar(&w.UI, "ui", true,
 		"serve the findings page (/), /secret/NS/NAME and /api/v1/findings; --ui=false leaves /metrics, /healthz and /readyz")
+	fs.BoolFunc("ui.secret-page",
+		"serve /secret/NS/NAME (default true): the key names, writers and readers of any Secret the agent watches, healthy ones too, never a value; unauthenticated unless --web.config.file sets basic auth. --ui.secret-page=false turns it off and keeps the findings page",
+		func(v string) error {
+			on, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New("want true or false")
+			}
+			w.UIOptions.NoSecretPage = !on
+			return nil
+		})
 	fs.StringVar(&w.UIOptions.RunbookBase, "runbook-base-url", alerts.RunbookBase,
 		"base URL of the runbooks the findings page links to (<base><AlertName>.md), as `agent rules --runbook-base-url`")
 	fs.DurationVar(&w.UIOptions.Refresh, "ui.refresh", 30*time.Second,

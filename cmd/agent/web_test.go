@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,5 +51,55 @@ func TestBadWebConfigStopsTheAgent(t *testing.T) {
 	if code := run([]string{"--demo", "--listen", "127.0.0.1:0", "--web.config.file", p}, &out, &errb); code != 1 ||
 		!strings.Contains(errb.String(), "web.config.file") {
 		t.Errorf("exit %d; stderr %q", code, errb.String())
+	}
+}
+
+// --ui.secret-page (default on) turns /secret/NS/NAME off alone, from the
+// command line or DRIFTWATCH_UI_SECRET_PAGE; a value that is not a boolean is
+// an error naming the variable.
+func TestSecretPageFlag(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		env     map[string]string
+		wantOff bool
+	}{
+		{nil, nil, false},
+		{[]string{"--ui.secret-page=false"}, nil, true},
+		{[]string{"--ui.secret-page"}, map[string]string{"DRIFTWATCH_UI_SECRET_PAGE": "false"}, false},
+		{nil, map[string]string{"DRIFTWATCH_UI_SECRET_PAGE": "false"}, true},
+	} {
+		var o options
+		fs := newFlags(&o, io.Discard)
+		if err := parseFlags(fs, c.args, func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }); err != nil {
+			t.Fatalf("%v %v: %v", c.args, c.env, err)
+		}
+		if o.web.UIOptions.NoSecretPage != c.wantOff || !o.web.UI {
+			t.Errorf("%v %v: secret page off %v, ui %v", c.args, c.env, o.web.UIOptions.NoSecretPage, o.web.UI)
+		}
+	}
+	var o options
+	err := parseFlags(newFlags(&o, io.Discard), nil, func(k string) (string, bool) { return "maybe", k == "DRIFTWATCH_UI_SECRET_PAGE" })
+	if err == nil || !strings.Contains(err.Error(), "DRIFTWATCH_UI_SECRET_PAGE") {
+		t.Errorf("DRIFTWATCH_UI_SECRET_PAGE=maybe: %v", err)
+	}
+}
+
+// A --debug-pprof address that is not loopback, or a probe address in use,
+// stops the agent with an error naming the flag.
+func TestListenerErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"--demo", "--listen", "127.0.0.1:0", "--debug-pprof", "0.0.0.0:6060"}, &out, &errb); code != 2 ||
+		!strings.Contains(errb.String(), "--debug-pprof") {
+		t.Errorf("--debug-pprof 0.0.0.0:6060: exit %d, stderr %q", code, errb.String())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	errb.Reset()
+	if code := run([]string{"--demo", "--listen", "127.0.0.1:0", "--health-probe-bind-address", ln.Addr().String()}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "--health-probe-bind-address") {
+		t.Errorf("--health-probe-bind-address in use: exit %d, stderr %q", code, errb.String())
 	}
 }

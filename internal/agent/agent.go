@@ -44,6 +44,18 @@ type Config struct {
 	Logger            *slog.Logger
 	// OnListen, when set, is called with the bound address (tests, --demo banner).
 	OnListen func(addr string)
+	// HealthListen (--health-probe-bind-address, controller-runtime's name)
+	// serves /healthz and /readyz alone, plain HTTP without authentication
+	// whatever --web.config.file says: they carry no data, and the kubelet's
+	// probes can then check readiness with basic auth on the main listener.
+	// "" serves them on Listen only (they stay there in any case).
+	HealthListen string
+	// PprofListen (--debug-pprof, a loopback address) serves net/http/pprof
+	// with the same web configuration as Listen (TLS, basic auth). "": off.
+	PprofListen string
+	// OnListenSide, when set, is called with the bound address of the
+	// "health" and "pprof" listeners (tests).
+	OnListenSide func(server, addr string)
 	// Web: the findings page and API, TLS and basic auth (web.go).
 	Web WebConfig
 }
@@ -166,18 +178,7 @@ func ShardOwns(shard, shards int) func(string) bool {
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", a.metricsHandler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if a.Manager.Ready() {
-			_, _ = w.Write([]byte("ok\n"))
-			return
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = fmt.Fprintf(w, "waiting for informers to sync: %s\n", strings.Join(a.Manager.Waiting(), ","))
-	})
+	a.handleProbes(mux)
 	if a.ui != nil {
 		mux.Handle("/", a.ui)
 		return mux
@@ -192,6 +193,30 @@ func (a *Agent) Handler() http.Handler {
 	return mux
 }
 
+// ProbeHandler serves /healthz and /readyz alone (--health-probe-bind-address):
+// liveness, and readiness once every enabled informer has synced. Nothing
+// else: no finding, no name but the resources still syncing.
+func (a *Agent) ProbeHandler() http.Handler {
+	mux := http.NewServeMux()
+	a.handleProbes(mux)
+	return mux
+}
+
+func (a *Agent) handleProbes(mux *http.ServeMux) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if a.Manager.Ready() {
+			_, _ = w.Write([]byte("ok\n"))
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "waiting for informers to sync: %s\n", strings.Join(a.Manager.Waiting(), ","))
+	})
+}
+
 // Run serves HTTP and runs the informers until ctx ends, then shuts down gracefully.
 func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	log := cfg.Logger
@@ -201,25 +226,87 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	if err := ValidateWebConfig(cfg.Web.ConfigFile); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
-	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() {
-		if err := serve(ln, srv, cfg.Web.ConfigFile, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- err
+	if cfg.PprofListen != "" {
+		if err := CheckPprofAddr(cfg.PprofListen); err != nil {
+			return err
 		}
-		close(errc)
-	}()
-	log.Info("serving", "addr", ln.Addr().String(), "metrics", "http://"+ln.Addr().String()+"/metrics")
+	}
+	// Every listener first, so an address in use stops the agent before
+	// anything is served.
+	type server struct {
+		name string
+		ln   net.Listener
+		srv  *http.Server
+		web  bool // with the web configuration (TLS, basic auth)
+	}
+	var servers []server
+	closeAll := func() {
+		for _, s := range servers {
+			_ = s.ln.Close()
+		}
+	}
+	for _, l := range []struct {
+		name, flag, addr string
+		h                func() http.Handler
+		web              bool
+	}{
+		{"main", "--listen", cfg.Listen, a.Handler, true},
+		{"health", "--health-probe-bind-address", cfg.HealthListen, a.ProbeHandler, false},
+		{"pprof", "--debug-pprof", cfg.PprofListen, pprofHandler, true},
+	} {
+		if l.name != "main" && l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("%s %s: %w", l.flag, l.addr, err)
+		}
+		servers = append(servers, server{l.name, ln, &http.Server{Handler: l.h(), ReadHeaderTimeout: 10 * time.Second}, l.web})
+	}
+	errc := make(chan error, len(servers))
+	for _, s := range servers {
+		go func() {
+			var err error
+			if s.web {
+				err = serve(s.ln, s.srv, cfg.Web.ConfigFile, log)
+			} else {
+				err = s.srv.Serve(s.ln)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s listener: %w", s.name, err)
+			}
+		}()
+	}
+	mainAddr := servers[0].ln.Addr().String()
+	log.Info("serving", "addr", mainAddr, "metrics", "http://"+mainAddr+"/metrics")
+	for _, s := range servers[1:] {
+		addr := s.ln.Addr().String()
+		switch s.name {
+		case "health":
+			log.Info("serving /healthz and /readyz alone, without authentication (they carry no data)", "addr", addr)
+		case "pprof":
+			log.Info("pprof listening", "addr", addr, "web_config", cfg.Web.ConfigFile != "")
+		}
+		if cfg.OnListenSide != nil {
+			cfg.OnListenSide(s.name, addr)
+		}
+	}
+	if cfg.Web.UI && !cfg.Web.UIOptions.NoSecretPage {
+		auth := "none: anyone who reaches " + mainAddr + " can read it"
+		if cfg.Web.ConfigFile != "" {
+			auth = "as --web.config.file says"
+		}
+		log.Info("serving /secret/NAMESPACE/NAME: the key names, writers and readers of any Secret the agent watches (never a value); --ui.secret-page=false turns it off",
+			"auth", auth)
+	}
 	if cfg.OnListen != nil {
-		cfg.OnListen(ln.Addr().String())
+		cfg.OnListen(mainAddr)
 	}
 	mgrDone := make(chan struct{})
 	go func() { a.Manager.Run(ctx); close(mgrDone) }()
 	go a.logWhenReady(ctx, log)
+	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
@@ -227,7 +314,9 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(sctx)
+	for _, s := range servers {
+		_ = s.srv.Shutdown(sctx)
+	}
 	<-mgrDone
 	return err
 }

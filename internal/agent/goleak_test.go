@@ -16,8 +16,8 @@ import (
 
 // Starting the agent on the demo's clients, waiting until it is ready and
 // serving findings, then cancelling it must leave no goroutine behind: every
-// informer, the discovery loop, the readiness logger, the HTTP server and the
-// demo's own activity stop with the context.
+// informer, the discovery loop, the readiness logger, the HTTP servers (main,
+// probes, pprof) and the demo's own activity stop with the context.
 func TestAgentStartStopLeaksNoGoroutines(t *testing.T) {
 	// No goroutine is exempt: not klog's flush daemon (the agent routes
 	// client-go's klog output to slog and never starts it), not the fake
@@ -32,6 +32,7 @@ func TestAgentStartStopLeaksNoGoroutines(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		addrc := make(chan string, 1)
 		cfg := agent.Config{Listen: "127.0.0.1:0", Logger: log, DiscoveryInterval: 200 * time.Millisecond,
+			HealthListen: "127.0.0.1:0", PprofListen: "127.0.0.1:0", // their servers stop too
 			OnListen: func(a string) { addrc <- a }}
 		cfg.Findings.Inventory = true
 		a := agent.New(d.Clients(), cfg)

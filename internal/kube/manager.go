@@ -288,10 +288,17 @@ func (m *Manager) startGroup(ctx context.Context, res model.Resource, version st
 	if res == model.ResNamespaces {
 		m.nsGroup.Store(g)
 	}
-	for _, inf := range infs {
-		g.wg.Add(1)
-		go func() { defer g.wg.Done(); inf.RunWithContext(g.ctx) }()
+	// Under smu, as scoped watches start: a context cancelled during start-up
+	// has the group's stopper Wait, and an Add racing that Wait is a misuse of
+	// the WaitGroup (the stopper could close done while informers start).
+	g.smu.Lock()
+	if !g.stopped {
+		for _, inf := range infs {
+			g.wg.Add(1)
+			go func() { defer g.wg.Done(); inf.RunWithContext(g.ctx) }()
+		}
 	}
+	g.smu.Unlock()
 	m.log.Info("watching", "resource", res, "version", version, "informers", len(infs))
 }
 

@@ -3,6 +3,7 @@ package kube
 // The Pod transform: Secret references, container start times, owner workload.
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,9 @@ func (t *Transformer) Pod(obj any) (any, error) {
 	for _, c := range p.Spec.EphemeralContainers {
 		addContainer(model.ContainerEphemeral, c.Name, c.Env, c.EnvFrom, c.VolumeMounts)
 	}
+	for _, ps := range p.Spec.ImagePullSecrets {
+		parts.imagePullSecrets = append(parts.imagePullSecrets, ps.Name)
+	}
 	statuses := [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses}
 	for k, list := range statuses {
 		for _, cs := range list {
@@ -107,6 +111,8 @@ type podParts struct {
 	containers []podContainer // init, regular, then ephemeral containers, each in order
 	// statuses: initContainerStatuses, containerStatuses, ephemeralContainerStatuses.
 	statuses [3][]podStatus
+	// imagePullSecrets: spec.imagePullSecrets[].name, in order.
+	imagePullSecrets []string
 }
 
 type podVolume struct {
@@ -190,6 +196,21 @@ func (parts *podParts) assemble(rec *model.Pod, own func(string) string) {
 				rec.Uses = append(rec.Uses, vs.uses(via, "", own)...)
 			}
 		}
+	}
+	// imagePullSecrets: the kubelet reads them to pull the pod's images. The
+	// pod's own spec is what counts: the ServiceAccount admission plugin copies
+	// the ServiceAccount's imagePullSecrets into a pod created without any
+	// (plugin/pkg/admission/serviceaccount, on create only), so the informer
+	// already sees them here. A reader, never an expectation: a missing pull
+	// Secret fails loudly in the kubelet (ErrImagePull, an event naming it).
+	// Empty names pass validation and the kubelet skips them; so do we.
+	for _, ps := range parts.imagePullSecrets {
+		if ps == "" || slices.ContainsFunc(rec.Uses, func(u model.SecretUse) bool {
+			return u.Via == model.ViaImagePull && u.Secret == ps
+		}) {
+			continue
+		}
+		rec.Uses = append(rec.Uses, model.SecretUse{Secret: model.Intern(ps), Via: model.ViaImagePull})
 	}
 	for _, list := range parts.statuses {
 		for _, cs := range list {

@@ -53,3 +53,25 @@ func TestReadyOnlyOnceTheModelHoldsTheInitialList(t *testing.T) {
 		}
 	}
 }
+
+// A context cancelled while the informers start (SIGTERM during start-up):
+// Run returns, every group stopped, and no informer starts racing the group's
+// stopper (go test -race caught that WaitGroup misuse in the agent's tests).
+func TestRunCancelledDuringStart(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		m := NewManager(fake.NewClientset(), nil, nil, model.NewStore(nil), newTransformer(),
+			Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		ctx, cancel := context.WithCancel(context.Background())
+		if round%2 == 0 {
+			cancel() // before Run
+		}
+		done := make(chan struct{})
+		go func() { m.Run(ctx); close(done) }()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: Run did not return after cancel", round)
+		}
+	}
+}

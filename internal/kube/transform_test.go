@@ -184,6 +184,9 @@ func TestPodTransform(t *testing.T) {
 			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "api-7d9f", Controller: &ctrl}}},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "api",
+			// Empty names pass validation and the kubelet skips them; a
+			// repeated name is one use.
+			ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}, {Name: ""}, {Name: "mirror"}, {Name: "regcred"}},
 			InitContainers: []corev1.Container{{Name: "init", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
 				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "init-s"}, Key: "k"}}}}}},
 			Containers: []corev1.Container{{Name: "app",
@@ -216,6 +219,8 @@ func TestPodTransform(t *testing.T) {
 		{Secret: "proj", Key: "tls.key", Via: model.ViaProjected, Container: "app"},
 		{Secret: "dbg", Optional: true, Via: model.ViaEnvFrom, Container: "debug"},
 		{Secret: "orphan", Optional: true, Via: model.ViaVolume},
+		{Secret: "regcred", Via: model.ViaImagePull},
+		{Secret: "mirror", Via: model.ViaImagePull},
 	}
 	if !reflect.DeepEqual(rec.Uses, want) {
 		t.Fatalf("uses:\n got %+v\nwant %+v", rec.Uses, want)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -347,7 +348,11 @@ func randPod(r *rand.Rand, i int) *corev1.Pod {
 	}
 	p.Spec.ServiceAccountName = pick(r, []string{"", "default", "app-sa"})
 	p.Spec.NodeSelector = map[string]string{"a": "b"}
-	p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}}
+	// imagePullSecrets: readers (ViaImagePull), deduplicated, empty names
+	// skipped; names shared with the other references and repeated.
+	for j := r.IntN(4); j > 0; j-- {
+		p.Spec.ImagePullSecrets = append(p.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: pick(r, append([]string{"", "regcred"}, wireNames...))})
+	}
 	p.Status.Phase = corev1.PodPhase(pick(r, []string{"", "Pending", "Running"}))
 	if tm := randTime(r); !tm.IsZero() {
 		p.Status.StartTime = &tm
@@ -525,4 +530,116 @@ func TestWireWipesValues(t *testing.T) {
 			t.Fatalf("value %q still in the response buffer after decoding", v[:8])
 		}
 	}
+}
+
+// imagePullSecrets are readers (ViaImagePull) on the wire path as on the
+// typed one: in order, once per name, empty names skipped, beside the other
+// uses of the same Secret.
+func TestWirePodImagePullSecrets(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "app"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "regcred"}, Key: "k"}}}}}},
+			ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}, {Name: ""}, {Name: "mirror"}, {Name: "regcred"}},
+		}}
+	data := encodePB(t, p)
+	checkBothWays(t, "pull secrets", wirePods, data)
+	tr := newTransformer()
+	rec, _, err := wireDecoderFor(tr, wirePods).Decode(data, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range rec.(*model.Pod).Uses {
+		got = append(got, fmt.Sprintf("%s/%s/%s/%s", u.Via, u.Secret, u.Key, u.Container))
+	}
+	want := []string{
+		fmt.Sprintf("%s/regcred/k/app", model.ViaEnv),
+		fmt.Sprintf("%s/regcred//", model.ViaImagePull),
+		fmt.Sprintf("%s/mirror//", model.ViaImagePull),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("uses %q, want %q", got, want)
+	}
+}
+
+// A scratch going back to the pool holds no view of the response it decoded
+// (it would keep the buffer alive): no string or byte slice of it, up to the
+// capacity of its slices, points into the buffer.
+func TestWireScratchReleaseKeepsNoView(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	sc := new(wireScratch)
+	tr := newTransformer()
+	for i := 0; i < 50; i++ {
+		p := randPod(r, i)
+		p.Spec.ImagePullSecrets = append(p.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: "regcred"})
+		pb, _ := p.Marshal()
+		if _, err := tr.podFromWire(pb, sc); err != nil {
+			t.Fatal(err)
+		}
+		sb, _ := randSecret(r, i).Marshal()
+		if _, err := tr.secretFromWire(sb, sc); err != nil {
+			t.Fatal(err)
+		}
+		sc.release()
+		for _, buf := range [][]byte{pb, sb} {
+			if path := viewInto(reflect.ValueOf(sc).Elem(), buf, "scratch"); path != "" {
+				t.Fatalf("object %d: after release, %s still points into the response", i, path)
+			}
+		}
+	}
+}
+
+// viewInto returns the path of a string or byte slice reachable from v (slices
+// walked up to their capacity) that points into buf, or "".
+func viewInto(v reflect.Value, buf []byte, path string) string {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	hi := lo + uintptr(len(buf))
+	in := func(p uintptr) bool { return p >= lo && p < hi }
+	switch v.Kind() {
+	case reflect.String:
+		if v.Len() > 0 && in(uintptr(unsafe.Pointer(unsafe.StringData(v.String())))) {
+			return path
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if v.Cap() > 0 && in(v.Pointer()) {
+				return path
+			}
+			return ""
+		}
+		full := v.Slice(0, v.Cap())
+		for i := 0; i < full.Len(); i++ {
+			if p := viewInto(full.Index(i), buf, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if p := viewInto(v.Index(i), buf, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if p := viewInto(v.Field(i), buf, path+"."+v.Type().Field(i).Name); p != "" {
+				return p
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return viewInto(v.Elem(), buf, path)
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if p := viewInto(it.Key(), buf, path+"{key}"); p != "" {
+				return p
+			}
+			if p := viewInto(it.Value(), buf, path+"{"+fmt.Sprint(it.Key())+"}"); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }

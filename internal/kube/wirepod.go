@@ -18,6 +18,7 @@ const (
 	specVolumes             = 1
 	specContainers          = 2
 	specServiceAccountName  = 8
+	specImagePullSecrets    = 15
 	specInitContainers      = 20
 	specEphemeralContainers = 34
 
@@ -69,6 +70,7 @@ func (s *wireScratch) resetPod() {
 	pp := &s.pod
 	pp.volumes = pp.volumes[:0]
 	pp.containers = pp.containers[:0]
+	pp.imagePullSecrets = pp.imagePullSecrets[:0]
 	for i := range pp.statuses {
 		pp.statuses[i] = pp.statuses[i][:0]
 	}
@@ -173,6 +175,16 @@ func readPodSpec(b []byte, pp *podParts) (sa []byte, err error) {
 			if sa, err = p.field(wt); err != nil {
 				return nil, err
 			}
+		case specImagePullSecrets:
+			v, err := p.field(wt)
+			if err != nil {
+				return nil, err
+			}
+			name, err := localName(v)
+			if err != nil {
+				return nil, err
+			}
+			pp.imagePullSecrets = append(pp.imagePullSecrets, name)
 		default:
 			if err := p.skip(start); err != nil {
 				return nil, err

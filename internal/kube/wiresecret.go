@@ -48,6 +48,7 @@ func (s *wireScratch) release() {
 	for i := range pp.statuses {
 		clear(pp.statuses[i][:cap(pp.statuses[i])])
 	}
+	clear(pp.imagePullSecrets[:cap(pp.imagePullSecrets)])
 	s.resetPod()
 }
 

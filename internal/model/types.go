@@ -112,8 +112,17 @@ const (
 	ViaVolumeSub    SecretVia = "volume_subpath" // secret volume mounted with subPath: read once
 	ViaProjected    SecretVia = "projected"      // projected volume source
 	ViaProjectedSub SecretVia = "projected_subpath"
-	ViaImagePull    SecretVia = "imagePullSecret"
+	// ViaImagePull: spec.imagePullSecrets (the ServiceAccount's, copied in by
+	// admission when the pod names none). The kubelet reads it to pull images:
+	// a reader (inventory, readers of a finding, the Secret's page), never an
+	// expectation, since a missing pull Secret fails loudly in the kubelet.
+	ViaImagePull SecretVia = "imagePullSecret"
 )
+
+// Expects is false for the ways of reading a Secret that state no expectation
+// of it (imagePullSecrets): such a use makes its pod a reader of the Secret,
+// and never a source of a missing-key, absent or stale-pod finding.
+func (v SecretVia) Expects() bool { return v != ViaImagePull }
 
 // ReadOnce is true for the ways of reading a Secret that capture its data only at
 // container start.

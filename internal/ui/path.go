@@ -232,9 +232,12 @@ func buildPath(v model.View, ns, name string, fs []dwcollectors.Finding) Path {
 			if u.Secret != name {
 				continue
 			}
-			if u.Key == "" {
+			switch {
+			case u.Via == model.ViaImagePull:
+				// The kubelet reads it to pull images: no key reaches a container.
+			case u.Key == "":
 				w.Whole = true
-			} else if !slices.Contains(w.Keys, u.Key) {
+			case !slices.Contains(w.Keys, u.Key):
 				w.Keys = append(w.Keys, u.Key)
 			}
 			if !slices.Contains(w.Via, string(u.Via)) {

@@ -14,6 +14,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -50,6 +51,10 @@ type Options struct {
 	// Refresh is the page's meta refresh interval (default 30 s; 0 keeps the
 	// default, a negative value turns it off).
 	Refresh time.Duration
+	// NoSecretPage turns off /secret/NS/NAME (--ui.secret-page=false), which
+	// shows the key names, writers and readers of any Secret the agent
+	// watches, healthy ones included; the findings page then links to none.
+	NoSecretPage bool
 	// Version is shown in the footer.
 	Version string
 	// Now is the clock (tests).
@@ -119,11 +124,14 @@ func hashOf(s string) string {
 // CSP is the Content-Security-Policy every page is served with.
 func CSP() string { return csp }
 
-// Handler serves /, /secret/NS/NAME and /api/v1/findings.
+// Handler serves /, /secret/NS/NAME (unless Options.NoSecretPage) and
+// /api/v1/findings.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", s.servePage)
-	mux.HandleFunc("/secret/{ns}/{name}", s.serveSecret)
+	if !s.opts.NoSecretPage {
+		mux.HandleFunc("/secret/{ns}/{name}", s.serveSecret)
+	}
 	mux.HandleFunc("/api/v1/findings", s.serveAPI)
 	return mux
 }
@@ -172,11 +180,15 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		failOn = sev
 	}
+	keep, err := nsFilter(q["namespace"])
+	if err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if !s.health.Ready() {
 		apiError(w, http.StatusServiceUnavailable, "waiting for informers to sync: "+s.waiting())
 		return
 	}
-	keep := nsFilter(q["namespace"])
 	rep := report.Build(s.findings.Typed(), s.findings.Skipped(), s.health.States(), failOn, keep)
 	headers(w, "application/json")
 	enc := json.NewEncoder(w)
@@ -184,21 +196,31 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(rep)
 }
 
+// MaxNamespaceFilter bounds the namespaces one /api/v1/findings request may
+// name: a longer list is a 400, never a request that costs findings × names.
+const MaxNamespaceFilter = 256
+
 // nsFilter keeps the findings in the given namespaces (comma-separated or
-// repeated); nil when none is given.
-func nsFilter(vals []string) func(report.Finding) bool {
-	var nss []string
+// repeated), looked up in a set; nil when none is given. More than
+// MaxNamespaceFilter names, repeats included, is an error.
+func nsFilter(vals []string) (func(report.Finding) bool, error) {
+	nss := map[string]struct{}{}
+	n := 0
 	for _, v := range vals {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				nss = append(nss, p)
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
 			}
+			if n++; n > MaxNamespaceFilter {
+				return nil, fmt.Errorf("namespace: more than %d names (comma-separated or repeated); ask for fewer, or for all without the parameter", MaxNamespaceFilter)
+			}
+			nss[p] = struct{}{}
 		}
 	}
 	if len(nss) == 0 {
-		return nil
+		return nil, nil
 	}
-	return func(f report.Finding) bool { return slices.Contains(nss, f.Object.Namespace) }
+	return func(f report.Finding) bool { _, ok := nss[f.Object.Namespace]; return ok }, nil
 }
 
 func apiError(w http.ResponseWriter, code int, msg string) {
@@ -266,6 +288,8 @@ type PageData struct {
 	Version     string
 	// PicturesOmitted counts the cards past MaxPictures drawn without one.
 	PicturesOmitted int
+	// SecretPages: /secret/NS/NAME is served, so Secrets link to it.
+	SecretPages bool
 }
 
 // maxPathsPerCard bounds the pictures on one card (a store's ExternalSecrets);
@@ -282,7 +306,7 @@ const (
 func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 	d := PageData{CSS: template.CSS(css), Refresh: int(s.opts.Refresh / time.Second), Ready: true, Namespace: ns,
 		Counts: map[string]int{"critical": 0, "warning": 0, "info": 0}, Generated: s.opts.Now().UTC().Format(time.RFC3339),
-		Version: s.opts.Version}
+		Version: s.opts.Version, SecretPages: !s.opts.NoSecretPage}
 	if d.Refresh < 0 {
 		d.Refresh = 0
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
 	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 	"github.com/driftwatch/driftwatch/internal/report"
 	"github.com/driftwatch/driftwatch/internal/ui"
 )
@@ -268,6 +270,79 @@ func TestSecretPageIsTheInventory(t *testing.T) {
 	}
 	if rec := fetch(t, h, "/secret/shop/billing-db"); rec.Code != 200 || !strings.Contains(rec.Body.String(), ">absent</text>") {
 		t.Errorf("absent Secret with a writer: %d", rec.Code)
+	}
+}
+
+// A Secret read only as an imagePullSecret has a page: the workloads that
+// pull with it, by that way, reading no key into a container.
+func TestSecretPageNamesImagePullReaders(t *testing.T) {
+	st := mt.NewStore(t, mt.Secret("shop", "regcred", ".dockerconfigjson"),
+		mt.DeployPod("shop", "web", 0, mt.ImagePull("regcred")), mt.DeployPod("shop", "web", 1, mt.ImagePull("regcred")))
+	h := ui.New(st, staticFindings{}, ready{}, ui.Options{}).Handler()
+	rec := fetch(t, h, "/secret/shop/regcred")
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(body, ">web</text>") || !strings.Contains(body, ">2 pods · imagePullSecret</text>") {
+		t.Fatalf("GET /secret/shop/regcred = %d; want Deployment web, 2 pods, by imagePullSecret:\n%s", rec.Code, body)
+	}
+	if strings.Contains(body, "(all keys)") || strings.Contains(body, `class="n bad"`) {
+		t.Error("an image pull reads no key into a container, and nothing is broken")
+	}
+}
+
+// ?namespace= takes at most ui.MaxNamespaceFilter names, repeats included:
+// beyond that a 400 that says why, before any finding is looked at.
+func TestAPINamespaceFilterIsCapped(t *testing.T) {
+	_, h := demoAgent(t)
+	names := func(n int, name func(int) string) string {
+		ns := make([]string, n)
+		for i := range ns {
+			ns[i] = name(i)
+		}
+		return strings.Join(ns, ",")
+	}
+	for _, q := range []string{
+		names(ui.MaxNamespaceFilter+1, func(int) string { return "shop" }),
+		names(ui.MaxNamespaceFilter+1, func(i int) string { return fmt.Sprintf("ns-%d", i) }),
+		names(ui.MaxNamespaceFilter, func(int) string { return "a" }) + "&namespace=shop",
+	} {
+		rec := fetch(t, h, "/api/v1/findings?namespace="+q)
+		var e struct{ Error string }
+		_ = json.Unmarshal(rec.Body.Bytes(), &e)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(e.Error, fmt.Sprintf("more than %d", ui.MaxNamespaceFilter)) {
+			t.Errorf("%d names: %d %q, want 400 naming the cap", strings.Count(q, ",")+1, rec.Code, e.Error)
+		}
+	}
+	// At the cap, with repeats: served, and filtered as one name.
+	var shop, capped report.Report
+	_ = json.Unmarshal(fetch(t, h, "/api/v1/findings?namespace=shop").Body.Bytes(), &shop)
+	rec := fetch(t, h, "/api/v1/findings?namespace="+names(ui.MaxNamespaceFilter, func(i int) string { return []string{"shop", "elsewhere"}[i%2] }))
+	if err := json.Unmarshal(rec.Body.Bytes(), &capped); rec.Code != 200 || err != nil || len(capped.Findings) == 0 ||
+		len(capped.Findings) != len(shop.Findings) {
+		t.Errorf("%d names, shop among them: %d, %d findings; namespace=shop alone: %d", ui.MaxNamespaceFilter, rec.Code,
+			len(capped.Findings), len(shop.Findings))
+	}
+}
+
+// --ui.secret-page=false: /secret/NS/NAME is not served and the findings
+// page, pictures included, links to none.
+func TestSecretPageOff(t *testing.T) {
+	a, _ := demoAgent(t)
+	typed := a.Findings.Typed()
+	on := ui.New(a.Store, staticFindings(typed), ready{}, ui.Options{}).Handler()
+	off := ui.New(a.Store, staticFindings(typed), ready{}, ui.Options{NoSecretPage: true}).Handler()
+	if rec := fetch(t, on, "/"); !strings.Contains(rec.Body.String(), `href="/secret/`) {
+		t.Fatal("control: the findings page links to no Secret page")
+	}
+	if rec := fetch(t, off, "/secret/healthy/web-config"); rec.Code != http.StatusNotFound {
+		t.Errorf("/secret/ with the page off: %d", rec.Code)
+	}
+	rec := fetch(t, off, "/")
+	if body := rec.Body.String(); rec.Code != 200 || strings.Contains(body, "/secret/") || !strings.Contains(body, "Delivery path of Secret ") ||
+		!strings.Contains(body, "<svg") {
+		t.Errorf("findings page with the Secret page off: %d; links to /secret/ or lost its pictures", rec.Code)
+	}
+	if rec := fetch(t, off, "/api/v1/findings"); rec.Code != 200 {
+		t.Errorf("the API with the Secret page off: %d", rec.Code)
 	}
 }
 

@@ -60,6 +60,7 @@ func TestPodIsThePodTransform(t *testing.T) {
 	yes := true
 	in := &corev1.Pod{ObjectMeta: meta("shop", "web"),
 		Spec: corev1.PodSpec{ServiceAccountName: "default",
+			ImagePullSecrets: []corev1.LocalObjectReference{ref("regcred")},
 			Containers: []corev1.Container{{Name: "app",
 				Env: []corev1.EnvVar{
 					{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: ref("db"), Key: "USER"}}},
@@ -83,7 +84,7 @@ func TestPodIsThePodTransform(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "Pod", out, mt.Pod("shop", "web", mt.Env("db", "USER"), mt.OptEnv("db", "PASS"), mt.EnvFrom("cfg"), mt.OptEnvFrom("extra"),
-		mt.VolItem("tls", "tls.crt"), mt.OptVolItem("dex", "ca.crt"), mt.ProjItem("bundle", "ca.crt")))
+		mt.VolItem("tls", "tls.crt"), mt.OptVolItem("dex", "ca.crt"), mt.ProjItem("bundle", "ca.crt"), mt.ImagePull("regcred")))
 
 	// A replica of a Deployment: owned by the ReplicaSet <deploy>-<hash>.
 	ctrl := true

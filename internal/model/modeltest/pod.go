@@ -40,6 +40,12 @@ func ProjItem(sec, key string) model.SecretUse {
 	return model.SecretUse{Secret: sec, Key: key, Via: model.ViaProjected, Container: "app"}
 }
 
+// ImagePull is spec.imagePullSecrets naming sec: a pod-level use (Container
+// "", Key ""), never optional.
+func ImagePull(sec string) model.SecretUse {
+	return model.SecretUse{Secret: sec, Via: model.ViaImagePull}
+}
+
 // Use is any use of sec (key "" for the whole Secret) via, by container "app",
 // not optional.
 func Use(sec, key string, via model.SecretVia) model.SecretUse {

@@ -72,6 +72,13 @@ const automatedRespect = `  syncPolicy:
 //   - "absent" (.spec.data[].remoteRef.property: neither Git nor live has it):
 //     normalizing live changes nothing, so the entry ships. driftwatch warns
 //     (rebuilds_list_if_present: it cannot see live values) and never pages.
+//   - "ssa" (jqPathExpressions over the three remoteRef fields the CRD
+//     defaults, the ignore a server-side apply sync needs to reach Synced)
+//     with ServerSideApply=true: the trap holds, and no last-applied
+//     annotation exists at all. driftwatch pages on
+//     the ExternalSecret lacking the entry of the revision Argo CD says it
+//     delivered (driftwatch_gitops_synced_entries_missing), as it does for the
+//     two client-side ones next to truncated_patch.
 //   - "hidden" (.spec.data[] without RespectIgnoreDifferences): the new entry
 //     leaves the normalized diff unchanged, so Argo CD reports Synced and never
 //     syncs it. driftwatch warns (hides_new_entries) and the key is missing
@@ -87,6 +94,7 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 		"jq/es.yaml":      esFiles("jq", true, two...),
 		"absent/es.yaml":  esFiles("absent", false, two...),
 		"hidden/es.yaml":  esFiles("hidden", false, two...),
+		"ssa/es.yaml":     esFiles("ssa", false, two...),
 	})
 	ignore := func(form, path string) string {
 		return fmt.Sprintf("  ignoreDifferences:\n  - group: external-secrets.io\n    kind: ExternalSecret\n    %s: [%q]\n", form, path)
@@ -96,6 +104,14 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 		"jq":      ignore("jqPathExpressions", ".spec.data[].remoteRef.version") + automatedRespect,
 		"absent":  ignore("jqPathExpressions", ".spec.data[].remoteRef.property") + automatedRespect,
 		"hidden":  ignore("jqPathExpressions", ".spec.data[]") + "  syncPolicy:\n    automated: {prune: true}\n",
+		// Server-side apply syncs (ESO's own CRDs exceed the last-applied
+		// annotation's size, so Argo CD users sync them this way). Without a
+		// last-applied annotation Argo CD diffs Git against live two-way, so
+		// every field the CRD defaults on an entry shows as a difference:
+		// users ignore them all, which is the trap.
+		"ssa": "  ignoreDifferences:\n  - group: external-secrets.io\n    kind: ExternalSecret\n    jqPathExpressions:\n" +
+			"    - .spec.data[].remoteRef.conversionStrategy\n    - .spec.data[].remoteRef.decodingStrategy\n    - .spec.data[].remoteRef.metadataPolicy\n" +
+			"  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [RespectIgnoreDifferences=true, ServerSideApply=true]\n",
 	}
 	name := func(app string) string { return "trap-" + app }
 	for app, spec := range apps {
@@ -135,11 +151,12 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 		"jq/es.yaml":      esFiles("jq", true, three...),
 		"absent/es.yaml":  esFiles("absent", false, three...),
 		"hidden/es.yaml":  esFiles("hidden", false, three...),
+		"ssa/es.yaml":     esFiles("ssa", false, three...),
 	})
-	refresh(t, c, name("pointer"), name("jq"), name("absent"), name("hidden"))
+	refresh(t, c, name("pointer"), name("jq"), name("absent"), name("hidden"), name("ssa"))
 
 	// Bitten: the sync to rev2 Succeeded, the entry did not ship, OutOfSync.
-	for _, app := range []string{"pointer", "jq"} {
+	for _, app := range []string{"pointer", "jq", "ssa"} {
 		s := waitApp(t, c, name(app), "synced to "+rev2+" and OutOfSync", func(s appState) bool {
 			return syncedAt(rev2)(s) && s.Sync == "OutOfSync"
 		})
@@ -150,8 +167,12 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 			t.Fatalf("%s: live spec.data %v, want the old %v (the trap)", app, live, two)
 		}
 		// What Argo CD's kubectl apply sent (it records it as last-applied):
-		// live's list, not Git's.
-		if !slices.Equal(applied, two) {
+		// live's list, not Git's. A server-side apply sync leaves no
+		// annotation at all.
+		switch {
+		case app == "ssa" && applied != nil:
+			t.Fatalf("ssa: a last-applied annotation (%v) after a server-side apply sync", applied)
+		case app != "ssa" && !slices.Equal(applied, two):
 			t.Fatalf("%s: last-applied spec.data %v, want live's %v", app, applied, two)
 		}
 		for _, r := range s.SyncResult {
@@ -189,7 +210,22 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 
 	// driftwatch: the bitten traps page, the other two warn.
 	a.WaitForSeries(t, "driftwatch_argocd_ignore_list_trap", trap("jq", "rebuilds_list", "true"), waitAgent)
-	for _, app := range []string{"pointer", "jq"} {
+	a.WaitForSeries(t, "driftwatch_argocd_ignore_list_trap", trap("ssa", "rebuilds_list", "true"), waitAgent)
+	// The ExternalSecret itself lacks an entry of the revision Argo CD says
+	// it delivered (issue 22): without any last-applied annotation under
+	// server-side apply; next to truncated_patch under client-side apply;
+	// for "hidden", Argo CD's claim is the ExternalSecret's own status,
+	// Synced at rev2 (no sync ran).
+	for _, app := range []string{"pointer", "jq", "ssa", "hidden"} {
+		got := a.WaitForSeries(t, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns, "kind": "ExternalSecret",
+			"name": app, "source": "argocd", "sync_kind": "Application", "sync_namespace": cluster.ArgoCDNamespace, "sync_name": name(app)}, waitAgent)
+		if got.Value != 1 {
+			t.Fatalf("%s: %s, want 1 missing entry", app, got)
+		}
+	}
+	a.WaitForSeries(t, "driftwatch_last_applied_truncated", map[string]string{"namespace": ns, "name": "jq", "cause": "truncated_patch"}, waitAgent)
+	expectStaysAbsent(t, a, "driftwatch_last_applied_truncated", map[string]string{"namespace": ns, "name": "ssa"}, time.Second)
+	for _, app := range []string{"pointer", "jq", "ssa"} {
 		a.WaitForSeries(t, "driftwatch_argocd_not_converging", map[string]string{"application": name(app), "automated": "true"}, waitAgent)
 		// Argo CD's desired state (managed-resources, through the real API)
 		// has API_TOKEN; the Secret ESO wrote from the live ExternalSecret lacks it.
@@ -199,6 +235,7 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	a.WaitForSeries(t, "driftwatch_secret_missing_key",
 		map[string]string{"namespace": ns, "secret": "hidden", "key": "API_TOKEN", "source": "argocd"}, waitAgent)
 	a.WaitForSeries(t, "driftwatch_argocd_api_up", nil, waitAgent)
+	expectStaysAbsent(t, a, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns, "name": "absent"}, time.Second)
 	for _, app := range []string{"absent", "hidden"} {
 		expectStaysAbsent(t, a, "driftwatch_argocd_not_converging", map[string]string{"application": name(app)}, 2*time.Second)
 		expectStaysAbsent(t, a, "driftwatch_argocd_ignore_list_trap", map[string]string{"application": name(app), "effect": "rebuilds_list"}, 2*time.Second)
@@ -211,7 +248,10 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	for _, s := range cluster.Find(all, "driftwatch_secret_missing_key", map[string]string{"namespace": ns}) {
 		t.Logf("driftwatch: %s", s)
 	}
-	for _, app := range []string{"pointer", "jq", "absent", "hidden"} {
+	for _, s := range cluster.Find(all, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns}) {
+		t.Logf("driftwatch: %s", s)
+	}
+	for _, app := range []string{"pointer", "jq", "absent", "hidden", "ssa"} {
 		for _, s := range appSeries(t, a, "driftwatch_argocd_ignore_list_trap", name(app)) {
 			t.Logf("driftwatch: %s", s)
 		}
@@ -225,8 +265,16 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	// retry a revision it already synced successfully, so someone syncs, as
 	// `argocd app sync` does (the operation field). The entry ships and
 	// everything clears.
-	for _, app := range []string{"pointer", "jq"} {
-		c.Apply(t, cluster.ArgoCDNamespace, application(name(app), repo.URL, app, ns, automatedRespect))
+	for _, app := range []string{"pointer", "jq", "ssa"} {
+		fixed := automatedRespect
+		if app == "ssa" {
+			// The fix a server-side apply user makes: keep ignoring the
+			// defaulted fields in the diff, stop carrying live into the
+			// apply (no RespectIgnoreDifferences).
+			fixed = strings.Split(apps["ssa"], "  syncPolicy:")[0] +
+				"  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [ServerSideApply=true]\n"
+		}
+		c.Apply(t, cluster.ArgoCDNamespace, application(name(app), repo.URL, app, ns, fixed))
 		mergePatch(t, c, cluster.ArgoGVR, cluster.ArgoCDNamespace, name(app),
 			`{"operation":{"initiatedBy":{"username":"e2e"},"sync":{"revision":"`+rev2+`"}}}`)
 		waitApp(t, c, name(app), "Synced at "+rev2, func(s appState) bool { return syncedAt(rev2)(s) && s.Sync == "Synced" })
@@ -236,6 +284,7 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 		a.WaitForNoSeries(t, "driftwatch_argocd_ignore_list_trap", map[string]string{"application": name(app)}, waitAgent)
 		a.WaitForNoSeries(t, "driftwatch_argocd_not_converging", map[string]string{"application": name(app)}, waitAgent)
 		a.WaitForNoSeries(t, "driftwatch_secret_missing_key", map[string]string{"namespace": ns, "secret": app}, waitAgent)
+		a.WaitForNoSeries(t, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns, "name": app}, waitAgent)
 	}
 }
 
@@ -330,16 +379,33 @@ func TestNotATrap(t *testing.T) {
 	}
 }
 
-// A manual-sync Application behind a newer commit: OutOfSync, no operation
-// running, its last sync (to the older revision) Succeeded. That is a pending
-// sync, not a sync that does not converge: driftwatch does not report it. Once
-// someone syncs it, it is Synced.
+// A manual-sync Application one commit behind, the everyday GitOps state that
+// paged (issue 22): the commit adds an ExternalSecret spec.data entry
+// (API_TOKEN) and a key of a plain Secret (FEATURE_FLAG), a pod reads both
+// Secrets, and nobody has synced yet. Argo CD v3.2.9 compares the new
+// revision (OutOfSync), its last sync Succeeded at the previous one, and its
+// API's target state already has the new entries. driftwatch reports, for a
+// full minute of polls, no page-grade series: the two keys wait for the sync
+// (driftwatch_secret_key_pending_sync, info) and the Application is behind,
+// not stuck (no not_converging). Once someone syncs, the keys ship and
+// nothing fires.
 func TestManualSyncBehind(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.NewNamespace(t)
 	repo := c.NewGitRepo(t, "manual")
 	const app = "manual-behind"
-	rev1 := repo.Commit(t, "two keys", map[string]string{"manual/es.yaml": esFiles("manual", false, "DB_USER", "DB_PASS")})
+	config := func(keys ...string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: v1\nkind: Secret\nmetadata: {name: manual-config}\nstringData:\n")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %s: e2e-%s\n", k, strings.ToLower(k))
+		}
+		return b.String()
+	}
+	rev1 := repo.Commit(t, "two keys", map[string]string{
+		"manual/es.yaml":     esFiles("manual", false, "DB_USER", "DB_PASS"),
+		"manual/config.yaml": config("MODE"),
+	})
 	createApp(t, c, application(app, repo.URL, "manual", ns, ""))
 	// A manual sync, as `argocd app sync` requests it: the operation field.
 	sync := func(rev string) {
@@ -349,33 +415,62 @@ func TestManualSyncBehind(t *testing.T) {
 	waitApp(t, c, app, "compared at "+rev1, func(s appState) bool { return s.Revision == rev1 && s.Sync == "OutOfSync" })
 	sync(rev1)
 	waitApp(t, c, app, "Synced at "+rev1, func(s appState) bool { return syncedAt(rev1)(s) && s.Sync == "Synced" })
+	waitSecretKeys(t, c, ns, "manual", "DB_USER", "DB_PASS")
+	// A workload reads both Secrets (it stays Pending without a kubelet,
+	// which driftwatch counts as a reader): a missing key would page.
+	c.Apply(t, ns, `apiVersion: v1
+kind: Pod
+metadata: {name: reader, labels: {app: reader}}
+spec:
+  containers:
+  - name: app
+    image: example.invalid/app:1
+    envFrom:
+    - secretRef: {name: manual}
+    - secretRef: {name: manual-config}
+`)
 
-	rev2 := repo.Commit(t, "add API_TOKEN", map[string]string{"manual/es.yaml": esFiles("manual", false, "DB_USER", "DB_PASS", "API_TOKEN")})
+	rev2 := repo.Commit(t, "add API_TOKEN and FEATURE_FLAG", map[string]string{
+		"manual/es.yaml":     esFiles("manual", false, "DB_USER", "DB_PASS", "API_TOKEN"),
+		"manual/config.yaml": config("MODE", "FEATURE_FLAG"),
+	})
 	refresh(t, c, app)
 	s := waitApp(t, c, app, "OutOfSync behind "+rev2, func(s appState) bool {
 		return s.Revision == rev2 && s.Sync == "OutOfSync" && s.SyncedRev == rev1 && s.Phase == "Succeeded" && !s.Operation
 	})
 	t.Logf("%s behind: sync=%s revision=%s phase=%s syncResult.revision=%s operation=%v finishedAt=%s",
 		app, s.Sync, s.Revision, s.Phase, s.SyncedRev, s.Operation, s.FinishedAt)
+	// The API's target state has the new entries (what driftwatch reads).
+	for _, it := range managedResources(t, c, app) {
+		if it.Kind == "ExternalSecret" && !strings.Contains(it.TargetState, `"API_TOKEN"`) {
+			t.Fatalf("the target state of %s lacks API_TOKEN: the test would prove nothing", it.Name)
+		}
+	}
 
 	a := startAgent(t, c, ns, "--argocd-not-converging-threshold", "5s")
-	// Long past the threshold since the last sync finished.
-	finished, err := time.Parse(time.RFC3339, s.FinishedAt)
-	if err != nil {
-		t.Fatal(err)
+	pending := func(secret, key string) map[string]string {
+		return map[string]string{"namespace": ns, "secret": secret, "key": key, "source": "argocd",
+			"sync_kind": "Application", "sync_namespace": cluster.ArgoCDNamespace, "sync_name": app}
 	}
-	if d := time.Until(finished.Add(10 * time.Second)); d > 0 {
-		time.Sleep(d)
+	// A full minute of polls (the agent polls the API every 2 s here), from
+	// the agent's first answered call on.
+	a.WaitForSeries(t, "driftwatch_argocd_api_up", nil, waitAgent)
+	for _, f := range expectNoCritical(t, a, ns, time.Minute) {
+		t.Logf("driftwatch while behind: %s", f)
 	}
-	a.WaitForSeries(t, "driftwatch_argocd_api_up", map[string]string{}, waitAgent)
-	expectStaysAbsent(t, a, "driftwatch_argocd_not_converging", map[string]string{"application": app}, 10*time.Second)
-	if got := getApp(t, c, app); got.Sync != "OutOfSync" || got.Revision != rev2 {
+	a.WaitForSeries(t, "driftwatch_secret_key_pending_sync", pending("manual", "API_TOKEN"), 10*time.Second)
+	a.WaitForSeries(t, "driftwatch_secret_key_pending_sync", pending("manual-config", "FEATURE_FLAG"), 10*time.Second)
+	expectStaysAbsent(t, a, "driftwatch_argocd_not_converging", map[string]string{"application": app}, time.Second)
+	if got := getApp(t, c, app); got.Sync != "OutOfSync" || got.Revision != rev2 || got.SyncedRev != rev1 {
 		t.Fatalf("the Application moved on meanwhile: %s", got)
 	}
 
 	sync(rev2)
 	waitApp(t, c, app, "Synced at "+rev2, func(s appState) bool { return syncedAt(rev2)(s) && s.Sync == "Synced" })
-	expectStaysAbsent(t, a, "driftwatch_argocd_not_converging", map[string]string{"application": app}, 2*time.Second)
+	waitSecretKeys(t, c, ns, "manual", "DB_USER", "DB_PASS", "API_TOKEN")
+	a.WaitForNoSeries(t, "driftwatch_secret_key_pending_sync", map[string]string{"namespace": ns}, waitAgent)
+	expectNoCritical(t, a, ns, 10*time.Second)
+	expectStaysAbsent(t, a, "driftwatch_argocd_not_converging", map[string]string{"application": app}, time.Second)
 }
 
 // Sync hooks are not desired state. Two PreSync hook Secrets (one deleted once

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -276,6 +278,42 @@ func expectStaysAbsent(t *testing.T, a *cluster.Agent, name string, labels map[s
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// expectNoCritical checks, over scrapes a second apart spanning d, that the
+// agent serves no series whose catalog severity is critical (a page, whatever
+// the alert's consumer join) about an object of namespace ns, and returns the
+// finding series it saw, for the log.
+func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration) []cluster.Series {
+	t.Helper()
+	seen := map[string]cluster.Series{}
+	scrapes := 0
+	for end := time.Now().Add(d); ; {
+		all, err := a.Scrape()
+		if err != nil {
+			t.Fatal(err)
+		}
+		scrapes++
+		for _, s := range all {
+			if s.Labels["namespace"] != ns || !cluster.IsFinding(s) {
+				continue
+			}
+			seen[s.String()] = s
+			if f, ok := collectors.Lookup(s.Name); ok && f.Kind == collectors.KindFinding && f.SeverityOf(s.Labels) == collectors.SevCritical && s.Value > 0 {
+				t.Fatalf("page-grade series after %d scrapes: %s", scrapes, s)
+			}
+		}
+		if time.Now().After(end) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	out := make([]cluster.Series, 0, len(seen))
+	for _, k := range slices.Sorted(maps.Keys(seen)) {
+		out = append(out, seen[k])
+	}
+	t.Logf("%d scrapes over %s: no page-grade series in %s; finding series seen: %d", scrapes, d, ns, len(out))
+	return out
 }
 
 // mergePatch patches an object with a JSON merge patch as the admin.

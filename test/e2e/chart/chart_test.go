@@ -177,8 +177,15 @@ kind: Secret
 metadata: {name: cfg-b}
 stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 
-	// --- the agent with the chart's RBAC --------------------------------------
-	a := c.StartAgent(t, "--kubeconfig", kc)
+	// --- the agent with the chart's RBAC and arguments ------------------------
+	dep, err := c.Client.AppsV1().Deployments(namespace).Get(ctx, saName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := dep.Spec.Template.Spec.Containers[0]
+	args, healthAddr := chartArgs(t, ct, "")
+	a := c.StartAgent(t, append([]string{"--kubeconfig", kc}, args...)...)
+	waitProbedReady(t, ct, a, healthAddr, 2*time.Minute)
 	a.WaitReady(t, 2*time.Minute)
 	a.WaitForSeries(t, "driftwatch_secret_absent", map[string]string{"namespace": app, "secret": "never-created"}, time.Minute)
 	code, body, err := a.Get("/api/v1/findings?namespace=" + app)
@@ -248,6 +255,7 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 		t.Fatal(err)
 	}
 	webValues := []string{"--set", "web.configSecret=dw-web", "--set", "web.tls=true", "--set", "web.basicAuth=true",
+		"--set", "ui.secretPage=false",
 		"--set", "serviceMonitor.interval=1s", "--set", "serviceMonitor.scrapeTimeout=1s",
 		"--set", "serviceMonitor.tlsConfig.ca.secret.name=dw-web", "--set", "serviceMonitor.tlsConfig.ca.secret.key=ca.crt",
 		"--set", "serviceMonitor.tlsConfig.serverName=driftwatch",
@@ -256,11 +264,11 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 	if out, err := c.Helm(ctx, append([]string{"upgrade", release, chart, "--namespace", namespace, "--wait=false"}, webValues...)...); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
-	dep, err := c.Client.AppsV1().Deployments(namespace).Get(ctx, saName, metav1.GetOptions{})
+	dep, err = c.Client.AppsV1().Deployments(namespace).Get(ctx, saName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct := dep.Spec.Template.Spec.Containers[0]
+	ct = dep.Spec.Template.Spec.Containers[0]
 	var cfgArg string
 	for _, a := range ct.Args {
 		if v, ok := strings.CutPrefix(a, "--web.config.file="); ok {
@@ -268,8 +276,8 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 		}
 	}
 	if cfgArg != "/etc/driftwatch/web/web-config.yml" || len(ct.VolumeMounts) != 1 || ct.VolumeMounts[0].MountPath != "/etc/driftwatch/web" ||
-		ct.ReadinessProbe.TCPSocket == nil {
-		t.Fatalf("upgraded Deployment: args %q mounts %+v readiness %+v", ct.Args, ct.VolumeMounts, ct.ReadinessProbe)
+		ct.ReadinessProbe == nil || ct.ReadinessProbe.HTTPGet == nil {
+		t.Fatalf("upgraded Deployment: args %q mounts %+v readiness %+v (want an HTTP probe with basic auth on too)", ct.Args, ct.VolumeMounts, ct.ReadinessProbe)
 	}
 	if _, err := c.Client.CoreV1().Secrets(namespace).Get(ctx, "sh.helm.release.v1."+release+".v2", metav1.GetOptions{}); err != nil {
 		t.Errorf("helm upgrade wrote no revision 2: %v", err)
@@ -290,7 +298,12 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 			t.Fatal(err)
 		}
 	}
-	a = c.StartAgent(t, "--kubeconfig", kc, "--web.config.file", filepath.Join(webDir, filepath.Base(cfgArg)))
+	args, healthAddr = chartArgs(t, ct, webDir)
+	a = c.StartAgent(t, append([]string{"--kubeconfig", kc}, args...)...)
+	// The kubelet's view: the Deployment's probes, without credentials,
+	// answer 503 until the caches sync, then 200 (never 401: no TCP check
+	// standing in for readiness).
+	waitProbedReady(t, ct, a, healthAddr, 2*time.Minute)
 	base := "https://" + a.Addr
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.pool, ServerName: "driftwatch"}}}
 	get := func(path, user, pw string) (int, string) {
@@ -317,7 +330,7 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	for _, p := range []string{"/metrics", "/", "/api/v1/findings", "/readyz"} {
+	for _, p := range []string{"/metrics", "/", "/api/v1/findings", "/readyz", "/healthz", "/secret/" + namespace + "/dw-web"} {
 		if code, _ := get(p, "", ""); code != http.StatusUnauthorized {
 			t.Errorf("unauthenticated GET %s: %d, want 401", p, code)
 		}
@@ -328,8 +341,13 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 	if code, body := get("/metrics", "prometheus", pass); code != 200 || !strings.Contains(body, "driftwatch_secret_absent{") {
 		t.Errorf("authenticated scrape: %d", code)
 	}
-	if code, body := get("/?namespace="+app, "prometheus", pass); code != 200 || !strings.Contains(body, "never-created") {
-		t.Errorf("authenticated page: %d", code)
+	if code, body := get("/?namespace="+app, "prometheus", pass); code != 200 || !strings.Contains(body, "never-created") ||
+		strings.Contains(body, "/secret/") {
+		t.Errorf("authenticated page: %d (with ui.secretPage=false it must link to no /secret/ page)", code)
+	}
+	// ui.secretPage=false: the Secret pages are off, for the authenticated too.
+	if code, _ := get("/secret/"+app+"/never-created", "prometheus", pass); code != http.StatusNotFound {
+		t.Errorf("ui.secretPage=false, authenticated GET /secret/: %d, want 404", code)
 	}
 	if resp, err := http.Get("http://" + a.Addr + "/metrics"); err == nil {
 		b, _ := io.ReadAll(resp.Body)
@@ -544,3 +562,106 @@ func newPKI(t *testing.T) pki {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// chartArgs turns the chart's container arguments into those of a local
+// agent: --listen is StartAgent's, --health-probe-bind-address moves to a free
+// port of 127.0.0.1 (returned), --web.config.file to webDir (the kubelet's
+// mount, written by the test); everything else is kept as the chart renders it.
+func chartArgs(t *testing.T, ct corev1.Container, webDir string) (args []string, healthAddr string) {
+	t.Helper()
+	for _, a := range ct.Args {
+		switch name, v, _ := strings.Cut(a, "="); name {
+		case "--listen":
+		case "--health-probe-bind-address":
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			healthAddr = ln.Addr().String()
+			ln.Close()
+			args = append(args, name+"="+healthAddr)
+		case "--web.config.file":
+			args = append(args, name+"="+filepath.Join(webDir, filepath.Base(v)))
+		default:
+			args = append(args, a)
+		}
+	}
+	if healthAddr == "" {
+		t.Fatalf("the chart's container has no --health-probe-bind-address: %q", ct.Args)
+	}
+	return args, healthAddr
+}
+
+// kubeletProbe runs a probe of the chart's container the way the kubelet
+// does: an HTTP GET (scheme, path, port by name or number) without
+// credentials, certificates not verified; the container's port is the local
+// agent's (main, or the probe address the --health-probe-bind-address port
+// moved to). A probe that is not an HTTP GET fails the test.
+func kubeletProbe(t *testing.T, ct corev1.Container, p *corev1.Probe, a *cluster.Agent, healthAddr string) (int, error) {
+	t.Helper()
+	if p == nil || p.HTTPGet == nil {
+		t.Fatalf("probe %+v is not an HTTP GET: readiness would not wait for the caches", p)
+	}
+	port := p.HTTPGet.Port.IntVal
+	if p.HTTPGet.Port.StrVal != "" {
+		for _, cp := range ct.Ports {
+			if cp.Name == p.HTTPGet.Port.StrVal {
+				port = cp.ContainerPort
+			}
+		}
+	}
+	var addr string
+	for _, arg := range ct.Args {
+		if v, ok := strings.CutPrefix(arg, "--health-probe-bind-address="); ok && v == fmt.Sprintf(":%d", port) {
+			addr = healthAddr
+		}
+		if v, ok := strings.CutPrefix(arg, "--listen="); ok && v == fmt.Sprintf(":%d", port) {
+			addr = a.Addr
+		}
+	}
+	if addr == "" {
+		t.Fatalf("probe port %s (%d) is no listener of the agent's arguments %q", p.HTTPGet.Port.String(), port, ct.Args)
+	}
+	scheme := strings.ToLower(string(p.HTTPGet.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get(scheme + "://" + addr + p.HTTPGet.Path)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+// waitProbedReady runs the chart's readiness probe until it passes (the
+// kubelet counts 200-399 as success): before that it may only fail the way a
+// syncing agent does (503, or no answer yet), never 401. Liveness passes too.
+func waitProbedReady(t *testing.T, ct corev1.Container, a *cluster.Agent, healthAddr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var seen []string
+	for {
+		code, err := kubeletProbe(t, ct, ct.ReadinessProbe, a, healthAddr)
+		if n := len(seen); n == 0 || seen[n-1] != fmt.Sprint(code) {
+			seen = append(seen, fmt.Sprint(code))
+		}
+		if code >= 200 && code < 400 {
+			break
+		}
+		if err == nil && code != http.StatusServiceUnavailable {
+			t.Fatalf("the chart's readiness probe got %d before the agent was ready (answers so far %v)", code, seen)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chart's readiness probe never passed: answers %v, last error %v\n%s", seen, err, a.Logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, err := kubeletProbe(t, ct, ct.LivenessProbe, a, healthAddr); code != http.StatusOK {
+		t.Errorf("the chart's liveness probe: %d %v", code, err)
+	}
+	t.Logf("fact: the chart's readiness probe (%s %s on port %s) answered %v without credentials",
+		ct.ReadinessProbe.HTTPGet.Scheme, ct.ReadinessProbe.HTTPGet.Path, ct.ReadinessProbe.HTTPGet.Port.String(), seen)
+}

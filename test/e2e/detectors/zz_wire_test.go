@@ -13,8 +13,9 @@ import (
 // The wire decoder against the real apiserver: every Secret and Pod the
 // package's tests left (ESO-written Secrets with owner references and
 // managedFields, kubectl's client-side apply with its last-applied annotation,
-// server-side apply, Pods with every way of reading a Secret, status written
-// through the subresource) is listed as protobuf, as the agent's informers
+// server-side apply, Pods with every way of reading a Secret including
+// imagePullSecrets of their own or copied from their ServiceAccount by the
+// admission plugin, status written through the subresource) is listed as protobuf, as the agent's informers
 // receive it, and decoded both ways: the typed decoder followed by the
 // transform, and the wire decoder. Every record must be identical (the file
 // runs last: its name sorts after the others).
@@ -31,12 +32,21 @@ stringData: {username: admin, password: "  padded\r\n"}
 apiVersion: v1
 kind: ServiceAccount
 metadata: {name: app}
+imagePullSecrets: [{name: sa-pull}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: sa-pull}
+spec:
+  serviceAccountName: app
+  containers: [{name: app, image: example/app:1}]
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: every-read, labels: {pod-template-hash: abc}, annotations: {secret.reloader.stakater.com/reload: "ssa"}}
 spec:
   serviceAccountName: app
+  imagePullSecrets: [{name: ssa}, {name: ""}, {name: regcred}, {name: ssa}]
   initContainers:
   - name: init
     image: example/app:1

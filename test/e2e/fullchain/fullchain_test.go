@@ -78,18 +78,33 @@ func TestFullChain(t *testing.T) {
 	step("scenario objects applied in %s", ns)
 
 	// A stand-in for the Argo CD API (the agent's desired-state source): it
-	// answers managed-resources for any Application with no resources, so the
-	// poller's metrics (driftwatch_argocd_api_up, _requests_total) exist.
+	// answers managed-resources as Argo CD would for the scenario's
+	// Applications (whose statuses applyScenario writes): keys-trap's
+	// delivered ExternalSecret declares an entry (REGION) the live one lacks;
+	// behind's Secret declares a key (ROTATION_HINT) of a revision not synced
+	// yet; any other Application manages nothing. The poller's metrics
+	// (driftwatch_argocd_api_up, _requests_total) exist.
 	var argoRequests atomic.Int64
+	managed := map[string]string{
+		"keys-trap": `{"items":[{"group":"external-secrets.io","kind":"ExternalSecret","namespace":"` + ns + `","name":"short",` +
+			`"targetState":"{\"apiVersion\":\"external-secrets.io/v1\",\"kind\":\"ExternalSecret\",\"metadata\":{\"name\":\"short\"},` +
+			`\"spec\":{\"target\":{\"name\":\"short\",\"deletionPolicy\":\"Delete\"},\"data\":[{\"secretKey\":\"USER\"},{\"secretKey\":\"TOKEN\"},{\"secretKey\":\"REGION\"}]}}"}]}`,
+		"behind": `{"items":[{"kind":"Secret","namespace":"` + ns + `","name":"api-creds",` +
+			`"targetState":"{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"api-creds\"},\"data\":{\"password\":null,\"ROTATION_HINT\":null}}"}]}`,
+	}
 	argo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer e2e-argocd-token" ||
-			!regexp.MustCompile(`^/api/v1/applications/[^/]+/managed-resources$`).MatchString(r.URL.Path) {
+		m := regexp.MustCompile(`^/api/v1/applications/([^/]+)/managed-resources$`).FindStringSubmatch(r.URL.Path)
+		if r.Header.Get("Authorization") != "Bearer e2e-argocd-token" || m == nil {
 			http.Error(w, "no", http.StatusUnauthorized)
 			return
 		}
 		argoRequests.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"items":[]}`))
+		body, ok := managed[m[1]]
+		if !ok {
+			body = `{"items":[]}`
+		}
+		_, _ = w.Write([]byte(body))
 	}))
 	defer argo.Close()
 	tokenFile := filepath.Join(t.TempDir(), "argocd-token")
@@ -155,6 +170,8 @@ func TestFullChain(t *testing.T) {
 		{"driftwatch_last_applied_truncated", map[string]string{"name": "smtp"}},
 		{"driftwatch_argocd_ignore_list_trap", map[string]string{"application": "keys-trap"}},
 		{"driftwatch_argocd_not_converging", map[string]string{"application": "stuck"}},
+		{"driftwatch_gitops_synced_entries_missing", map[string]string{"kind": "ExternalSecret", "name": "short", "sync_name": "keys-trap"}},
+		{"driftwatch_secret_key_pending_sync", map[string]string{"secret": "api-creds", "key": "ROTATION_HINT", "sync_name": "behind"}},
 		{"driftwatch_externalsecret_unsafe", map[string]string{"externalsecret": "legacy-api"}},
 		{"driftwatch_externalsecret_rotation_blocked", map[string]string{"externalsecret": "pinned", "reason": "created_once"}},
 		{"driftwatch_serviceaccount_workload_identity_missing", map[string]string{"serviceaccount": "eso-reader"}},
@@ -538,6 +555,29 @@ status:
   # for its desired state
   resources:
   - {group: external-secrets.io, version: v1, kind: ExternalSecret, namespace: `+ns+`, name: short, status: Synced}
+---
+# one commit behind: a manual sync not run yet (the Argo CD API stand-in
+# serves the new revision's target state, which adds a key to api-creds)
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: behind}
+spec:
+  project: default
+  destination: {server: "https://kubernetes.default.svc", namespace: `+ns+`}
+  source: {repoURL: "https://git.example/platform/apps.git", path: creds, targetRevision: main}
+status:
+  sync: {status: OutOfSync, revision: 9c3d7e1}
+  resources:
+  - {version: v1, kind: Secret, namespace: `+ns+`, name: api-creds, status: OutOfSync}
+  operationState:
+    operation: {sync: {revision: 4f1c2a9}}
+    syncResult:
+      revision: 4f1c2a9
+      resources:
+      - {group: "", version: v1, kind: Secret, namespace: `+ns+`, name: api-creds, status: Synced}
+    phase: Succeeded
+    startedAt: "`+finished.Add(-30*time.Second).Format(time.RFC3339)+`"
+    finishedAt: "`+finished.Format(time.RFC3339)+`"
 ---
 # never converges: OutOfSync 20 minutes after a successful sync (no Argo CD
 # controller runs here: the status is as Argo CD would leave it)

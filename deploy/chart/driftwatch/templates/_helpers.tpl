@@ -134,7 +134,10 @@ spec:
         {{- end }}
         {{- if not .Values.ui.enabled }}
         - --ui=false
+        {{- else if not .Values.ui.secretPage }}
+        - --ui.secret-page=false
         {{- end }}
+        - --health-probe-bind-address=:{{ .Values.health.port }}
         {{- if ne .Values.prometheusRule.runbookBaseURL "https://github.com/driftwatch/driftwatch/blob/main/docs/runbooks/" }}
         - --runbook-base-url={{ .Values.prometheusRule.runbookBaseURL }}
         {{- end }}
@@ -161,30 +164,22 @@ spec:
         - name: metrics
           containerPort: 9742
           protocol: TCP
-      {{- $auth := and .Values.web.configSecret .Values.web.basicAuth }}
-      {{- $scheme := ternary "HTTPS" "HTTP" (and (ne .Values.web.configSecret "") .Values.web.tls) }}
+        - name: health
+          containerPort: {{ .Values.health.port }}
+          protocol: TCP
+      # HTTP on the probe port in every mode: no data there, so no TLS and no
+      # credentials, whatever web.* sets on the metrics port; readiness waits
+      # for the informers to sync.
       readinessProbe:
-        {{- if $auth }}
-        tcpSocket:
-          port: metrics
-        {{- else }}
         httpGet:
           path: /readyz
-          port: metrics
-          scheme: {{ $scheme }}
-        {{- end }}
+          port: health
         periodSeconds: 10
         failureThreshold: 3
       livenessProbe:
-        {{- if $auth }}
-        tcpSocket:
-          port: metrics
-        {{- else }}
         httpGet:
           path: /healthz
-          port: metrics
-          scheme: {{ $scheme }}
-        {{- end }}
+          port: health
         initialDelaySeconds: 10
         periodSeconds: 20
         failureThreshold: 3
