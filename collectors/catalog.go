@@ -139,6 +139,7 @@ const (
 	collFindings = "findings"
 	collSelf     = "self"
 	collArgoCD   = "argocd"
+	collFlux     = "flux"
 )
 
 // declare registers a family the Findings collector emits and returns its

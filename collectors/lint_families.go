@@ -22,6 +22,21 @@ var (
 		Class:    "Values in Git",
 		Severity: SevWarning,
 	})
+
+	// LintFluxNeverUpdatedInManifest: a Secret or ExternalSecret manifest
+	// carries one of kustomize-controller's skip selectors.
+	LintFluxNeverUpdatedInManifest = declareLint(Family{
+		Name: "driftwatch_flux_never_updated_in_manifest",
+		Help: "A Secret or ExternalSecret manifest carries a selector that makes kustomize-controller skip it, as a label or an annotation " +
+			"(value compared case-insensitively, as Flux does): reason ssa_if_not_present (kustomize.toolkit.fluxcd.io/ssa: IfNotPresent: " +
+			"created once, never patched), ssa_ignore (ssa: Ignore) or reconcile_disabled (kustomize.toolkit.fluxcd.io/reconcile: disabled): " +
+			"never applied, not even created. Keys or entries added to it in Git later never ship, while the Kustomization reports the revision applied.",
+		Labels:   []string{"namespace", "kind", "name", "reason"},
+		Kind:     KindFinding,
+		Object:   &ObjectRef{KindLabel: "kind", NameLabel: "name"},
+		Class:    "Flux never-updated objects",
+		Severity: SevWarning,
+	})
 )
 
 // lintCatalog holds the lint-only families, in declaration order.

@@ -36,7 +36,7 @@ var (
 func init() {
 	// The Applications are read through the desired state
 	// (detect.GitOpsDesired), which stamps the global generation.
-	register(detector{name: detect.DetectorPendingSync, requires: []model.Resource{model.ResSecrets, model.ResApplications},
+	register(detector{name: detect.DetectorPendingSync, requires: []model.Resource{model.ResSecrets},
 		emit: emitPendingSync, perNamespace: true, families: []*prometheus.Desc{descPendingSync}})
 }
 

@@ -32,10 +32,11 @@ var (
 
 func init() {
 	// Secrets are the base; the ExternalSecret half is gated inside the
-	// detector on the ExternalSecrets cache. The Applications are read through
-	// the desired state (detect.GitOpsDesired), which stamps the global
-	// generation.
-	register(detector{name: detect.DetectorSyncedEntriesMissing, requires: []model.Resource{model.ResSecrets, model.ResApplications},
+	// detector on the ExternalSecrets cache, and each GitOps source on its own
+	// resource (Argo CD Applications, Flux Kustomizations). The sync objects
+	// are read through the desired state (detect.GitOpsDesired), which stamps
+	// the global generation (Flux: its own).
+	register(detector{name: detect.DetectorSyncedEntriesMissing, requires: []model.Resource{model.ResSecrets},
 		emit: emitSyncedEntriesMissing, perNamespace: true, families: []*prometheus.Desc{descSyncedEntriesMissing}})
 }
 

@@ -162,6 +162,9 @@ var classes = []class{
 	{"truncated last-applied", `driftwatch_last_applied_truncated{%s} > 0`},
 	{"Argo CD ignore-list trap", `driftwatch_argocd_ignore_list_trap{%s} > 0`},
 	{"Argo CD not converging", `driftwatch_argocd_not_converging{%s} > 0`},
+	{"Flux never-updated objects", `driftwatch_flux_never_updated{%s} > 0`},
+	{"Flux ignore trap", `driftwatch_flux_ignore_trap{%s} > 0`},
+	{"Flux substitution", `driftwatch_flux_substitute_missing{%s} > 0`},
 	{"synced but missing", `driftwatch_gitops_synced_entries_missing{%s} > 0`},
 	{"unsafe ExternalSecrets", `driftwatch_externalsecret_unsafe{%s} > 0`},
 	{"workload identity missing", `driftwatch_serviceaccount_workload_identity_missing{%s} > 0`},
@@ -244,8 +247,8 @@ func Overview() (dashboard.Dashboard, error) {
 			fmt.Sprintf(`count(driftwatch_secret_flapping{%s} > 0) or vector(0)`, selNS), 1)).
 		WithPanel(statPanel("Stale pods", "Pods running with a Secret read at start before its last data change.",
 			fmt.Sprintf(`sum(driftwatch_workload_stale_pods{%s}) or vector(0)`, selNS), 1)).
-		WithPanel(statPanel("GitOps traps", "Truncated last-applied records and Argo CD ignore-list traps.",
-			fmt.Sprintf(`(count(driftwatch_last_applied_truncated{%[1]s} > 0) or vector(0)) + (count(driftwatch_argocd_ignore_list_trap{%[1]s} > 0) or vector(0))`, selNS), 1)).
+		WithPanel(statPanel("GitOps traps", "Truncated last-applied records, Argo CD ignore-list traps, Flux ignore traps and objects Flux never updates.",
+			fmt.Sprintf(`(count(driftwatch_last_applied_truncated{%[1]s} > 0) or vector(0)) + (count(driftwatch_argocd_ignore_list_trap{%[1]s} > 0) or vector(0)) + (count(driftwatch_flux_ignore_trap{%[1]s} > 0) or vector(0)) + (count(driftwatch_flux_never_updated{%[1]s} > 0) or vector(0))`, selNS), 1)).
 		WithPanel(statPanel("ESO sync problems", "ExternalSecrets not Ready or overdue, and stores not Ready.",
 			fmt.Sprintf(`(count(driftwatch_externalsecret_not_ready{%[1]s} > 0) or vector(0)) + (count(driftwatch_externalsecret_sync_overdue{%[1]s} > 0) or vector(0)) + (count(driftwatch_secretstore_not_ready{%[1]s} > 0) or vector(0))`, selNS), 1)).
 		WithPanel(statPanel("Firing driftwatch alerts", "Alerts from alerts/driftwatch.rules.yaml firing now.",
@@ -363,6 +366,8 @@ func Investigation() (dashboard.Dashboard, error) {
 			fmt.Sprintf(`driftwatch_last_applied_truncated{%s}`, selNS))).
 		WithPanel(tablePanel("Argo CD", "ignoreDifferences paths that reach into list elements, and Applications that never converge (value: seconds OutOfSync).", 12, 7,
 			fmt.Sprintf(`driftwatch_argocd_ignore_list_trap{%[1]s} or driftwatch_argocd_not_converging{%[1]s}`, selJob))).
+		WithPanel(tablePanel("Flux", "Objects kustomize-controller never updates while Git declares entries they lack (value: entries; reason ssa_if_not_present, ssa_ignore, reconcile_disabled), spec.ignore paths that keep entries from shipping (biting: an object lacks them), and optional substituteFrom Secrets that left a variable unresolved.", 24, 8,
+			fmt.Sprintf(`label_replace(driftwatch_flux_never_updated{%[1]s}, "finding", "never updated", "", "") or label_replace(driftwatch_flux_ignore_trap{%[2]s}, "finding", "ignore trap", "", "") or label_replace(driftwatch_flux_substitute_missing{%[2]s}, "finding", "variable unresolved", "", "")`, selNS, selJob))).
 		WithPanel(tablePanel("Synced but missing", "Objects lacking entries (ExternalSecret spec.data/template keys, Secret keys) of the revision their GitOps tool says it delivered (value: entries); sync_* name the Application.", 12, 7,
 			fmt.Sprintf(`driftwatch_gitops_synced_entries_missing{%s}`, selNS))).
 		WithPanel(tablePanel("Waiting for a sync (info)", "Keys the revision a GitOps tool compares now declares and the Secret lacks, while that revision is not delivered yet (a manual sync not yet run, a sync window): they ship with the next sync. Never alerted.", 12, 7,

@@ -63,7 +63,7 @@ func GitOpsDesired(v model.View) []Desired {
 		out = append(out, Desired{Source: SourceArgoCD, Sync: SyncObject{Kind: "Application", Namespace: d.App.Namespace, Name: d.App.Name},
 			Object: d, Delivery: del})
 	}
-	return out
+	return append(out, fluxGitOpsDesired(v)...)
 }
 
 // argoDelivery judges an Argo CD desired object against its Application.
@@ -185,4 +185,17 @@ func gitopsExpectations(v model.View, desired []Desired, add func(ns, secret, ke
 			}
 		}
 	}
+}
+
+// sourceAvailable reports whether the resource a GitOps source's sync objects
+// come from is available (listed, permitted): Argo CD Applications, Flux
+// Kustomizations. A detector needs only the sources it can judge.
+func (d *Desired) sourceAvailable(avail model.Availability) bool {
+	switch d.Source {
+	case SourceArgoCD:
+		return avail[model.ResApplications]
+	case SourceFlux:
+		return avail[model.ResKustomizations]
+	}
+	return false
 }

@@ -36,7 +36,7 @@ func PendingSync(v model.View, avail model.Availability) []PendingKey {
 	desired := GitOpsDesired(v)
 	for i := range desired {
 		d := &desired[i]
-		if d.Delivery != Pending {
+		if d.Delivery != Pending || !d.sourceAvailable(avail) {
 			continue
 		}
 		t, ok := DesiredTarget(v, &d.Object)

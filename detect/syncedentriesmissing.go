@@ -63,7 +63,7 @@ func SyncedEntries(v model.View, avail model.Availability) []SyncedEntriesMissin
 	for i := range desired {
 		d := &desired[i]
 		o := &d.Object
-		if d.Delivery != Delivered || !v.InScope(o.Namespace) {
+		if d.Delivery != Delivered || !d.sourceAvailable(avail) || !v.InScope(o.Namespace) {
 			continue
 		}
 		r := SyncedEntriesMissing{Namespace: o.Namespace, Kind: o.Kind, Name: o.Name, Source: d.Source, Sync: d.Sync, Revision: o.Revision}

@@ -60,6 +60,7 @@ type options struct {
 	flipWindow              time.Duration
 	flapThreshold           int
 	argo                    agent.ArgoCDConfig
+	flux                    agent.FluxConfig
 	notConverging           time.Duration
 	esoSA                   string
 	pprofAddr               string
@@ -122,6 +123,10 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", time.Minute, "interval between rounds of Argo CD API polling")
 	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", 10*time.Second, "timeout of one Argo CD API call")
 	fs.Float64Var(&o.argo.RPS, "argocd-rps", 5, "maximum Argo CD API requests per second")
+	fs.BoolVar(&o.flux.Artifacts, "flux-artifacts", true, "read the artifacts Flux's source-controller serves (status.artifact.url) for what Kustomizations apply: the flux expectation source and the Flux detectors")
+	fs.StringVar(&o.flux.SourceHost, "flux-source-host", "", "host:port replacing the host of Flux artifact URLs (as kustomize-controller's SOURCE_CONTROLLER_LOCALHOST)")
+	fs.DurationVar(&o.flux.PollInterval, "flux-poll-interval", 30*time.Second, "how often Kustomizations' sources are checked for a new artifact")
+	fs.DurationVar(&o.flux.Timeout, "flux-timeout", 30*time.Second, "timeout of one artifact download")
 	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", 10*time.Minute, "report an Application OutOfSync this long after a Succeeded sync")
 	fs.StringVar(&o.esoSA, "eso-service-account", "external-secrets/external-secrets", "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060), with the same --web.config.file as every other endpoint (TLS, basic auth); off by default")
@@ -211,6 +216,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		d := demo.New(log)
 		clients = d.Clients()
 		go d.Run(ctx)
+		if o.argo.Server == "" {
+			cleanup, err := d.ArgoCD(&o.argo, &o.flux)
+			if err != nil {
+				fmt.Fprintln(stderr, "agent: demo:", err)
+				return 2
+			}
+			defer cleanup()
+		}
 		if o.discoveryInterval == 30*time.Second {
 			o.discoveryInterval = 2 * time.Second
 		}
@@ -261,6 +274,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	o.argo.Logger = log
 	if err := a.StartArgoCD(ctx, o.argo); err != nil {
 		fmt.Fprintln(stderr, "agent: argocd:", err)
+		return 2
+	}
+	o.flux.Logger = log
+	if err := a.StartFlux(ctx, o.flux); err != nil {
+		fmt.Fprintln(stderr, "agent: flux:", err)
 		return 2
 	}
 	if err := a.Run(ctx, cfg); err != nil {

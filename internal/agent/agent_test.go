@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/demo"
 )
@@ -30,6 +31,22 @@ func startDemo(t *testing.T) (base string, stop func()) {
 		OnListen: func(a string) { addrc <- a }}
 	cfg.Findings.Inventory = true
 	a := agent.New(d.Clients(), cfg)
+	// The demo's Argo CD API and Flux source-controller, as agent --demo wires them.
+	var argo agent.ArgoCDConfig
+	var flux agent.FluxConfig
+	cleanup, err := d.ArgoCD(&argo, &flux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	argo.PollInterval, flux.PollInterval = 200*time.Millisecond, 200*time.Millisecond
+	argo.Logger, flux.Logger = log, log
+	if err := a.StartArgoCD(ctx, argo); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartFlux(ctx, flux); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	go func() { _ = a.Run(ctx, cfg); close(done) }()
 	go d.Run(ctx)
@@ -91,11 +108,31 @@ func series(t *testing.T, text string) map[string][]string {
 var wantDemo = map[string][]string{
 	"driftwatch_secret_missing_key": {
 		"key=DB_PASSWORD,namespace=gitops,optional=false,secret=orders-keys,source=helm",
+		"key=KLARNA_KEY,namespace=gitops,optional=false,secret=payments-keys,source=argocd",
+		"key=LEDGER_TOKEN,namespace=fluxapps,optional=false,secret=ledger-sync,source=flux",
 		"key=SEARCH_PASS,namespace=gitops,optional=false,secret=search-keys,source=helm",
 		"key=STRIPE_KEY,namespace=shop,optional=false,secret=payments-api,source=externalsecret",
 		"key=STRIPE_KEY,namespace=shop,optional=true,secret=payments-api,source=pod",
 		"key=TOKEN,namespace=shop,optional=false,secret=legacy-api,source=annotation",
+		"key=WEBHOOK_SECRET,namespace=fluxapps,optional=false,secret=vendor-api,source=flux",
 		"key=token,namespace=shop,optional=false,secret=ledger-creds,source=helm",
+	},
+	"driftwatch_gitops_synced_entries_missing": {
+		"kind=ExternalSecret,name=ledger-sync,namespace=fluxapps,source=flux,sync_kind=Kustomization,sync_name=ledger,sync_namespace=fluxapps",
+		"kind=ExternalSecret,name=payments-keys,namespace=gitops,source=argocd,sync_kind=Application,sync_name=keys-trap,sync_namespace=gitops",
+		"kind=Secret,name=vendor-api,namespace=fluxapps,source=flux,sync_kind=Kustomization,sync_name=vendor,sync_namespace=fluxapps",
+	},
+	"driftwatch_secret_key_pending_sync": {
+		"key=ROTATION_HINT,namespace=gitops,secret=cdn-token,source=argocd,sync_kind=Application,sync_name=cdn,sync_namespace=gitops",
+	},
+	"driftwatch_flux_never_updated": {
+		"kind=Secret,kustomization=vendor,kustomization_namespace=fluxapps,name=vendor-api,namespace=fluxapps,reason=ssa_if_not_present,set_in=git",
+	},
+	"driftwatch_flux_ignore_trap": {
+		"biting=true,kind=ExternalSecret,kustomization=ledger,namespace=fluxapps,path=/spec/data",
+	},
+	"driftwatch_flux_substitute_missing": {
+		"kind=Secret,kustomization=notify,name=notify-vars,namespace=fluxapps,reason=absent,variable=SMTP_HOST",
 	},
 	"driftwatch_secret_absent": {
 		"namespace=shop,secret=billing-db,source=externalsecret",
@@ -133,6 +170,10 @@ var wantDemo = map[string][]string{
 	},
 }
 
+// demoByActivity: classes whose demo example comes from the demo's
+// activities (flips, rotations) some seconds after start.
+var demoByActivity = map[string]bool{"Flipping values": true, "Stale pods": true}
+
 // Metrics that describe objects rather than findings, and may name healthy ones.
 var inventoryMetrics = map[string]bool{
 	"driftwatch_externalsecret_sync_age_seconds": true,
@@ -149,8 +190,30 @@ func TestDemoServesExactFindings(t *testing.T) {
 		t.Fatalf("healthz %d", code)
 	}
 	waitReady(t, base)
-	_, text := get(t, base+"/metrics")
-	got := series(t, text)
+	// The Argo CD and Flux findings follow the pollers' first rounds.
+	var text string
+	var got map[string][]string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, text = get(t, base+"/metrics")
+		got = series(t, text)
+		if len(got["driftwatch_gitops_synced_entries_missing"]) >= 3 && len(got["driftwatch_flux_ignore_trap"]) > 0 &&
+			len(got["driftwatch_flux_substitute_missing"]) > 0 && len(got["driftwatch_secret_key_pending_sync"]) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	// Every failure class of the catalog has its example in the demo (the
+	// findings page's browser test waits for all of them).
+	shown := map[string]bool{}
+	for _, f := range dwcollectors.Catalog() {
+		if f.Kind == dwcollectors.KindFinding && len(got[f.Name]) > 0 {
+			shown[f.Class] = true
+		}
+	}
+	for _, f := range dwcollectors.Catalog() {
+		if f.Kind == dwcollectors.KindFinding && !shown[f.Class] && !demoByActivity[f.Class] {
+			t.Errorf("the demo has no example of the class %q (%s)", f.Class, f.Name)
+		}
+	}
 	for name, want := range wantDemo {
 		if strings.Join(got[name], "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s:\n got %q\nwant %q", name, got[name], want)

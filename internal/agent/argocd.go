@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/driftwatch/driftwatch/collectors"
@@ -24,6 +25,9 @@ type ArgoCDConfig struct {
 	Timeout      time.Duration
 	RPS          float64
 	Logger       *slog.Logger
+	// Transport overrides the HTTP transport (tests, the demo's in-memory
+	// Argo CD API).
+	Transport http.RoundTripper
 }
 
 // StartArgoCD starts polling the Argo CD API for the desired state of the Secrets
@@ -44,7 +48,7 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 	}
 	c, err := argocd.NewClient(argocd.ClientConfig{
 		Server: cfg.Server, TokenFile: cfg.TokenFile, CAFile: cfg.CAFile, Insecure: cfg.Insecure,
-		Interval: cfg.PollInterval, Timeout: cfg.Timeout, RPS: cfg.RPS, Logger: log.With("component", "argocd"),
+		Interval: cfg.PollInterval, Timeout: cfg.Timeout, RPS: cfg.RPS, Logger: log.With("component", "argocd"), Transport: cfg.Transport,
 	})
 	if err != nil {
 		return err

@@ -56,10 +56,17 @@ func New(log *slog.Logger) *Demo {
 			{Name: "clustersecretstores", Namespaced: false, Kind: "ClusterSecretStore"}}},
 		{GroupVersion: "argoproj.io/v1alpha1", APIResources: []metav1.APIResource{
 			{Name: "applications", Namespaced: true, Kind: "Application"}}},
+		{GroupVersion: "kustomize.toolkit.fluxcd.io/v1", APIResources: []metav1.APIResource{
+			{Name: "kustomizations", Namespaced: true, Kind: "Kustomization"}}},
+		{GroupVersion: "source.toolkit.fluxcd.io/v1", APIResources: []metav1.APIResource{
+			{Name: "gitrepositories", Namespaced: true, Kind: "GitRepository"},
+			{Name: "ocirepositories", Namespaced: true, Kind: "OCIRepository"},
+			{Name: "buckets", Namespaced: true, Kind: "Bucket"}}},
 	}
 	scheme := runtime.NewScheme()
 	d.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{
 		gvrES: "ExternalSecretList", gvrSS: "SecretStoreList", gvrCSS: "ClusterSecretStoreList", gvrApp: "ApplicationList",
+		gvrKS: "KustomizationList", gvrGit: "GitRepositoryList", gvrOCI: "OCIRepositoryList", gvrBkt: "BucketList",
 	}, dyn...)
 	return d
 }

@@ -110,8 +110,34 @@ func gitopsPart(now time.Time) (core, dyn []runtime.Object) {
 		argoApp("stuck", map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{}}},
 			"OutOfSync", "Succeeded", now.Add(-20*time.Minute), esRes("search-keys")),
 	)
+	// A manual-sync Application a commit behind: Git adds ROTATION_HINT to
+	// cdn-token, nobody synced yet (info only: the key waits for the sync).
+	core = append(core, secret(gitopsNS, "cdn-token", map[string]string{"TOKEN": "cdn-token-value"}, nil))
+	behind := argoApp("cdn", map[string]any{}, "OutOfSync", "Succeeded", now.Add(-3*time.Hour),
+		map[string]any{"version": "v1", "kind": "Secret", "namespace": gitopsNS, "name": "cdn-token", "status": "OutOfSync"})
+	_ = unstructured.SetNestedField(behind.Object, argoBehindRevision, "status", "sync", "revision")
+	dyn = append(dyn, behind)
 	return core, dyn
 }
+
+// What the demo's Argo CD API stand-in (Transport) answers for the
+// managed resources of an Application: keys-trap's payments-keys declares
+// KLARNA_KEY, an entry the ignore rule kept from shipping although Argo CD
+// synced the revision (driftwatch_gitops_synced_entries_missing, and the argocd
+// source misses the key in the Secret); cdn's Secret declares ROTATION_HINT at
+// a revision not synced yet (driftwatch_secret_key_pending_sync, info).
+var argoManaged = map[string]string{
+	"keys-trap": `{"items":[{"group":"external-secrets.io","kind":"ExternalSecret","namespace":"gitops","name":"payments-keys",` +
+		`"targetState":"{\"apiVersion\":\"external-secrets.io/v1\",\"kind\":\"ExternalSecret\",\"metadata\":{\"name\":\"payments-keys\",\"namespace\":\"gitops\"},` +
+		`\"spec\":{\"secretStoreRef\":{\"name\":\"vault\",\"kind\":\"SecretStore\"},\"target\":{\"name\":\"payments-keys\",\"creationPolicy\":\"Owner\"},` +
+		`\"data\":[{\"secretKey\":\"STRIPE_KEY\"},{\"secretKey\":\"PAYPAL_KEY\"},{\"secretKey\":\"ADYEN_KEY\"},{\"secretKey\":\"KLARNA_KEY\"}]}}"}]}`,
+	"cdn": `{"items":[{"kind":"Secret","namespace":"gitops","name":"cdn-token",` +
+		`"targetState":"{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"cdn-token\",\"namespace\":\"gitops\"},\"data\":{\"TOKEN\":null,\"ROTATION_HINT\":null}}"}]}`,
+}
+
+// argoBehindRevision is the revision Git is at for Application cdn; its last
+// sync ran at argoApp's revision.
+const argoBehindRevision = "9b0e7d1"
 
 const lastAppliedAnn = "kubectl.kubernetes.io/last-applied-configuration"
 

@@ -192,6 +192,8 @@ var resources = []*resource{
 		}},
 }
 
+func init() { resources = append(resources, fluxResources()...) }
+
 func upsertStore(s *model.Store, obj any, _ time.Time) {
 	if o, ok := obj.(*model.SecretStore); ok {
 		s.UpsertStore(o)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/driftwatch/driftwatch/internal/eso"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -24,7 +25,8 @@ import (
 // is deliberately not kept.
 func keptAnnotation(k string) bool {
 	switch k {
-	case model.AnnExpectedKeys, model.AnnCompareWith, model.AnnAWSRoleARN, model.AnnAzureClientID, model.AnnGKEServiceAcct, model.AnnIgnore:
+	case model.AnnExpectedKeys, model.AnnCompareWith, model.AnnAWSRoleARN, model.AnnAzureClientID, model.AnnGKEServiceAcct, model.AnnIgnore,
+		flux.AnnotationSSA, flux.AnnotationReconcile:
 		return true
 	}
 	return false
@@ -32,7 +34,10 @@ func keptAnnotation(k string) bool {
 
 func keptLabel(k string) bool {
 	switch k {
-	case model.LabelESOManaged, "azure.workload.identity/use":
+	case model.LabelESOManaged, "azure.workload.identity/use",
+		// kustomize-controller matches its skip selectors on labels too
+		// (flux.SkipReason).
+		flux.AnnotationSSA, flux.AnnotationReconcile:
 		return true
 	}
 	return false

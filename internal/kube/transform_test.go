@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -59,7 +60,7 @@ func TestSecretTransformIsValueFree(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "app", UID: "u1", ResourceVersion: "7",
 			Annotations: map[string]string{model.AnnLastApplied: string(la), model.AnnExpectedKeys: "password, token,cert",
 				"reconcile.external-secrets.io/data-hash": "0123456789abcdef", "unrelated": "x"},
-			Labels:          map[string]string{model.LabelESOManaged: "true", "team": "a"},
+			Labels:          map[string]string{model.LabelESOManaged: "true", "team": "a", flux.AnnotationReconcile: "disabled"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: "db", UID: "es1", Controller: &ctrl}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "externalsecrets.external-secrets.io/db", Operation: metav1.ManagedFieldsOperationUpdate,
@@ -103,7 +104,8 @@ func TestSecretTransformIsValueFree(t *testing.T) {
 	if _, kept := rec.Annotations[model.AnnLastApplied]; kept {
 		t.Fatal("last-applied must be summarised, not kept")
 	}
-	if rec.Labels[model.LabelESOManaged] != "true" || rec.Labels["team"] != "" {
+	// kustomize-controller's skip selectors match labels too (flux.SkipReason).
+	if rec.Labels[model.LabelESOManaged] != "true" || rec.Labels["team"] != "" || rec.Labels[flux.AnnotationReconcile] != "disabled" {
 		t.Fatalf("labels: %v", rec.Labels)
 	}
 	if len(rec.Owners) != 1 || !rec.Owners[0].Controller || rec.Owners[0].Kind != "ExternalSecret" {

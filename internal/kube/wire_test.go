@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -209,7 +210,8 @@ func randMeta(r *rand.Rand, i int, pod bool) metav1.ObjectMeta {
 	if r.IntN(2) == 0 {
 		m.Annotations = map[string]string{}
 		for _, k := range []string{model.AnnExpectedKeys, model.AnnCompareWith, model.AnnIgnore, model.AnnAWSRoleARN, "other/annotation",
-			"reloader.stakater.com/auto", "secret.reloader.stakater.com/reload", "wave.pusher.com/update-on-config-change"} {
+			"reloader.stakater.com/auto", "secret.reloader.stakater.com/reload", "wave.pusher.com/update-on-config-change",
+			flux.AnnotationSSA, flux.AnnotationReconcile} {
 			if r.IntN(3) == 0 {
 				v := pick(r, []string{"password,token", "a,,b", "all", "", "db", string(bytes.Repeat([]byte("k,"), 3000))})
 				m.Annotations[k] = v
@@ -218,6 +220,13 @@ func randMeta(r *rand.Rand, i int, pod bool) metav1.ObjectMeta {
 	}
 	if r.IntN(2) == 0 {
 		m.Labels = map[string]string{model.LabelESOManaged: "true", "app": "x"}
+		// kustomize-controller's skip selectors, kept as labels too.
+		if r.IntN(3) == 0 {
+			m.Labels[flux.AnnotationSSA] = pick(r, []string{"IfNotPresent", "ignore", ""})
+		}
+		if r.IntN(3) == 0 {
+			m.Labels[flux.AnnotationReconcile] = pick(r, []string{"disabled", "Disabled"})
+		}
 		if pod && r.IntN(2) == 0 {
 			m.Labels["pod-template-hash"] = "abc12"
 		}

@@ -17,6 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -229,6 +230,8 @@ func (e *evaluation) load(d *Doc) {
 		e.secretStore(d, ns)
 	case g == "argoproj.io" && d.Kind == "Application":
 		e.application(d, ns)
+	case g == flux.Group && d.Kind == "Kustomization":
+		e.kustomization(d, ns)
 	case d.APIVersion == "v1" && d.Kind == "ServiceAccount":
 		e.serviceAccount(d, ns)
 	case d.APIVersion == "v1" && d.Kind == "Namespace":
@@ -540,6 +543,49 @@ func (e *evaluation) application(d *Doc, ns string) {
 	}
 	e.store.UpsertApp(rec)
 	e.apps[model.Ref{Namespace: ns, Name: d.Name}] = d
+}
+
+// kustomization loads a Flux Kustomization. What it applies lives in its
+// source, not in the rendering: a spec.ignore rule is judged against the kind
+// its target names (a literal kind, no regular expression), as if the
+// Kustomization applied an object of that kind (and name, when literal). A
+// rule without a target, or with a pattern for a kind, is not judged offline.
+func (e *evaluation) kustomization(d *Doc, ns string) {
+	rec0, _ := e.t.Kustomization(e.unstructured(d, ns))
+	rec := rec0.(*model.FluxKustomization)
+	if rec.DecodeErr != "" {
+		e.problem(d, "malformed document: Kustomization %s: spec does not decode", d.Name)
+		return
+	}
+	literal := func(s string) bool { return !strings.ContainsAny(s, `*?[]()|+.^$\{}`) }
+	rec.Ready, rec.LastAppliedRevision, rec.LastAttemptedRevision, rec.Inventory = model.Condition{}, "", "", nil
+	var objs []model.FluxDesiredObject
+	for i, r := range rec.Ignore {
+		if !r.HasTarget || r.Kind == "" || !literal(r.Kind) {
+			e.report.Assumptions = append(e.report.Assumptions, Assumption{Rule: "flux_ignore_trap",
+				Message: fmt.Sprintf("Kustomization %s/%s: spec.ignore[%d] is not judged offline: the kinds it selects are known only from what the Kustomization applies",
+					ns, d.Name, i),
+				Locations: []Location{e.loc(d, d.lineOf("spec", "ignore", strconv.Itoa(i)), "")}})
+			continue
+		}
+		name := r.Name
+		if name == "" || !literal(name) {
+			name = "*"
+		}
+		onNS := r.Namespace
+		if onNS == "" || !literal(onNS) {
+			onNS = ns
+		}
+		group := r.Group
+		if group == "" && r.Kind == "ExternalSecret" {
+			group = "external-secrets.io"
+		}
+		o := model.FluxDesiredObject{Group: group, Kind: r.Kind, Namespace: onNS, Name: name}
+		objs = append(objs, o)
+		rec.Inventory = append(rec.Inventory, model.FluxObjRef{Group: group, Kind: r.Kind, Namespace: onNS, Name: name})
+	}
+	e.store.UpsertKustomization(rec)
+	e.store.SetFluxDesired(model.Ref{Namespace: ns, Name: d.Name}, &model.FluxDesired{Objects: objs})
 }
 
 func (e *evaluation) serviceAccount(d *Doc, ns string) {

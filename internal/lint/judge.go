@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -97,11 +98,14 @@ func (e *evaluation) judge() {
 			e.lastAppliedData(f, ns)
 		case "argocd_ignore_list_trap":
 			e.ignoreTrap(f, ns)
+		case "flux_ignore_trap":
+			e.fluxIgnoreTrap(f, ns)
 		case "workload_identity_missing", "workload_identity_info":
 			e.identity(f, ns)
 		}
 	}
 	e.dataInManifest()
+	e.fluxNeverUpdated()
 }
 
 func (e *evaluation) add(f Finding) { e.report.Findings = append(e.report.Findings, f) }
@@ -378,6 +382,24 @@ func (e *evaluation) ignoreTrap(f Finding, ns string) {
 	e.add(f)
 }
 
+func (e *evaluation) fluxIgnoreTrap(f Finding, ns string) {
+	name := f.Labels["kustomization"]
+	f.Object = Object{"Kustomization", ns, name}
+	d := e.doc("Kustomization", ns, name)
+	if d == nil {
+		return
+	}
+	p := f.Labels["path"]
+	line := d.scalarLine(p, "spec", "ignore")
+	if line == 0 {
+		line = d.lineOf("spec", "ignore")
+	}
+	f.Message = fmt.Sprintf("Kustomization %s/%s ignores %s on %s objects: kustomize-controller leaves it out of drift detection and applies live's value, so entries added in Git never ship",
+		ns, name, p, f.Labels["kind"])
+	f.Locations = []Location{e.loc(d, line, "ignore "+p)}
+	e.add(f)
+}
+
 var identityAnnotation = map[string]string{"aws": model.AnnAWSRoleARN, "azurekv": model.AnnAzureClientID, "gcpsm": model.AnnGKEServiceAcct}
 
 func (e *evaluation) identity(f Finding, ns string) {
@@ -444,6 +466,72 @@ func (e *evaluation) dataInManifest() {
 		}
 	})
 }
+
+// fluxNeverUpdated is the lint-only rule flux_never_updated: a Secret or
+// ExternalSecret manifest that kustomize-controller skips by its own metadata
+// (flux.SkipReason on the object as Git holds it: ssa IfNotPresent, Ignore,
+// reconcile disabled). The live detector of the same name pages when Git and
+// the cluster have drifted apart; offline there is no cluster, so this is the
+// warning that whatever Git adds to the object later will not ship. A Secret
+// manifest without data or stringData (a placeholder filled in the cluster)
+// holds nothing that could fail to ship and is not reported.
+func (e *evaluation) fluxNeverUpdated() {
+	fam := collectors.LintFluxNeverUpdatedInManifest
+	r, _ := ruleByID("flux_never_updated")
+	type obj struct {
+		kind string
+		meta *model.ObjectMeta
+		doc  *Doc
+	}
+	var objs []obj
+	for _, s := range e.secrets {
+		if len(s.dataKeys)+len(s.stringDataKeys) > 0 {
+			objs = append(objs, obj{"Secret", &s.rec.ObjectMeta, s.doc})
+		}
+	}
+	for _, w := range e.ess {
+		if e.doc("ExternalSecret", w.rec.Namespace, w.rec.Name) == w.doc { // of two definitions, the later one
+			objs = append(objs, obj{"ExternalSecret", &w.rec.ObjectMeta, w.doc})
+		}
+	}
+	e.store.Read(func(v model.View) {
+		for _, o := range objs {
+			reason := flux.SkipReason(o.meta.Labels, o.meta.Annotations, true)
+			if reason == "" {
+				continue
+			}
+			if v.Ignores(o.meta.Namespace, o.meta, r.Detector) {
+				e.report.Silenced++
+				continue
+			}
+			key := flux.AnnotationSSA
+			if reason == flux.SkipReconcileDisabled {
+				key = flux.AnnotationReconcile
+			}
+			field, as, val := "annotations", "an annotation", o.meta.Annotations[key]
+			if !strings.EqualFold(val, skipValue[reason]) {
+				field, as, val = "labels", "a label", o.meta.Labels[key]
+			}
+			what := "keys added to it"
+			if o.kind == "ExternalSecret" {
+				what = "entries added to its spec.data (and any other change to it)"
+			}
+			effect := "kustomize-controller creates it once and never patches it, so " + what + " in Git later never ship"
+			if reason != flux.SkipSSAIfNotPresent {
+				effect = "kustomize-controller never applies it, not even to create it: nothing Git holds for it ships, and " + what + " in Git later never ship either"
+			}
+			labels := map[string]string{"namespace": o.meta.Namespace, "kind": o.kind, "name": o.meta.Name, "reason": reason}
+			e.add(Finding{Rule: r.ID, Family: fam.Name, Class: fam.Class, Severity: fam.SeverityOf(labels), Labels: labels,
+				Object: Object{o.kind, o.meta.Namespace, o.meta.Name},
+				Message: fmt.Sprintf("%s %s/%s carries %s: %s (%s): %s, while the Kustomization applying it reports the revision applied",
+					o.kind, o.meta.Namespace, o.meta.Name, key, val, as, effect),
+				Locations: []Location{e.loc(o.doc, o.doc.lineOf("metadata", field, key), key)}})
+		}
+	})
+}
+
+var skipValue = map[string]string{flux.SkipSSAIfNotPresent: flux.SSAIfNotPresent, flux.SkipSSAIgnore: flux.SSAIgnore,
+	flux.SkipReconcileDisabled: flux.ReconcileDisabled}
 
 func (e *evaluation) sort() {
 	first := func(ls []Location) Location {

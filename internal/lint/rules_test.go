@@ -262,6 +262,50 @@ spec:
   syncPolicy:
     syncOptions: [RespectIgnoreDifferences=true]
 `, false, []string{"assume:argocd_ignore_list_trap@6"}},
+		// kustomize.toolkit.fluxcd.io/ssa: IfNotPresent and its kin: kustomize-controller
+		// skips the object (fluxcd/pkg/ssa shouldSkipApply), so what Git adds never ships.
+		{"Flux IfNotPresent ExternalSecret", strings.Replace(esDB, "  namespace: shop\n",
+			"  namespace: shop\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n", 1),
+			false, []string{"flux_never_updated@7"}},
+		{"Flux IfNotPresent Secret with data, as a label in lower case", `apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+  namespace: shop
+  labels:
+    app: shop
+    kustomize.toolkit.fluxcd.io/ssa: ifnotpresent
+data: {password: cGFzcw==}
+`, false, []string{"data_in_manifest@9", "flux_never_updated@8"}},
+		{"Flux reconcile disabled and ssa Ignore", strings.Replace(esDB, "  namespace: shop\n",
+			"  namespace: shop\n  annotations:\n    kustomize.toolkit.fluxcd.io/reconcile: disabled\n", 1) + `---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: other
+  namespace: shop
+  annotations: {kustomize.toolkit.fluxcd.io/ssa: Ignore}
+stringData: {token: t}
+`, false, []string{"data_in_manifest@22", "flux_never_updated@21", "flux_never_updated@7"}},
+		{"Flux IfNotPresent placeholder Secret without data: nothing in Git to miss", `apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+  namespace: shop
+  annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}
+`, false, nil},
+		{"Flux ssa Merge, force, other values: applied", `apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+  namespace: shop
+  annotations: {kustomize.toolkit.fluxcd.io/ssa: Merge, kustomize.toolkit.fluxcd.io/force: enabled, kustomize.toolkit.fluxcd.io/reconcile: enabled}
+  labels: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresentX}
+data: {password: cGFzcw==}
+`, false, []string{"data_in_manifest@8"}},
+		{"Flux IfNotPresent silenced by driftwatch.io/ignore", strings.Replace(esDB, "  namespace: shop\n",
+			"  namespace: shop\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n    driftwatch.io/ignore: flux_never_updated\n", 1),
+			false, nil},
 		{"workload identity: the annotation missing", `apiVersion: external-secrets.io/v1
 kind: SecretStore
 metadata: {name: aws, namespace: shop}

@@ -46,15 +46,16 @@ func (s *Store) touchAll() {
 
 // Generation is a namespace's change stamp and the global one: a result computed
 // for the namespace is current as long as both are unchanged.
-type Generation struct{ Namespace, Global, ArgoDesired uint64 }
+type Generation struct{ Namespace, Global, ArgoDesired, Flux uint64 }
 
 // Generation returns namespace ns's current generation. Read it before computing
 // from the view: the Argo CD desired state changes without the store's lock.
 func (v View) Generation(ns string) Generation {
 	desired := v.s.argoDesired().generation()
+	flux := v.s.flux().generation()
 	v.s.nsMu.Lock() // Namespaces prunes gens.ns under it while other readers may run
 	defer v.s.nsMu.Unlock()
-	return Generation{Namespace: v.s.gens.ns[ns], Global: v.s.gens.global, ArgoDesired: desired}
+	return Generation{Namespace: v.s.gens.ns[ns], Global: v.s.gens.global, ArgoDesired: desired, Flux: flux}
 }
 
 // Namespaces lists, sorted, every namespace a per-namespace detector may report
@@ -64,7 +65,8 @@ func (v View) Generation(ns string) Generation {
 // (their expected Secrets are absent). A namespace that empties is dropped, and
 // its generation with it: memory follows the namespaces that exist.
 func (v View) Namespaces() []string {
-	desiredGen := v.s.argoDesired().generation()
+	desiredGen := v.s.argoDesired().generation() + v.s.flux().generation()<<32
+	fluxNS := v.FluxNamespaces()
 	v.s.nsMu.Lock()
 	defer v.s.nsMu.Unlock()
 	if v.s.nsList != nil && v.s.nsListDesired == desiredGen {
@@ -100,6 +102,9 @@ func (v View) Namespaces() []string {
 	}
 	for _, d := range v.ArgoDesiredAll() {
 		set[d.Namespace] = true
+	}
+	for _, ns := range fluxNS {
+		set[ns] = true
 	}
 	// Forget the generations of namespaces that emptied. Readers hold the read
 	// lock, so no writer runs; readers touch gens.ns only under nsMu.

@@ -29,7 +29,8 @@ const (
 
 // AllResources in a stable order.
 var AllResources = []Resource{ResSecrets, ResPods, ResServiceAccounts, ResExternalSecrets,
-	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications, ResNamespaces}
+	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications, ResNamespaces,
+	ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets}
 
 // StoreKey names a SecretStore (namespaced) or ClusterSecretStore (Namespace "").
 type StoreKey struct {
@@ -392,6 +393,8 @@ func (s *Store) ClearResource(r Resource) {
 		}
 	case ResApplications:
 		s.apps = map[Ref]*ArgoApp{}
+	case ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets:
+		s.ClearFlux(r)
 	}
 }
 
@@ -678,11 +681,13 @@ func (v View) Counts() map[Resource]int {
 			stores++
 		}
 	}
-	return map[Resource]int{
+	out := map[Resource]int{
 		ResSecrets: len(v.s.secrets), ResPods: len(v.s.pods), ResServiceAccounts: len(v.s.sas),
 		ResExternalSecrets: len(v.s.es), ResSecretStores: stores, ResClusterSecretStores: cstores,
 		ResHelmReleases: len(v.s.releases), ResApplications: len(v.s.apps), ResNamespaces: len(v.s.nss),
 	}
+	v.fluxCounts(out)
+	return out
 }
 
 type named interface {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end tests run (etcd, kube-apiserver,
-# kube-controller-manager, kubectl, the ESO controller, helm, Argo CD) into a
+# kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, Flux's
+# source-controller and kustomize-controller) into a
 # cache folder outside the work tree, keyed on each tool module's go.mod + go.sum,
 # and installs Prometheus, promtool, Alertmanager and redis-server from Debian
 # when they are absent.
@@ -46,6 +47,13 @@ build_tool golangci-lint golangci-lint github.com/golangci/golangci-lint/v2/cmd/
 argocd_ver=3.2.9
 build_tool argocd argocd github.com/argoproj/argo-cd/v3/cmd -ldflags "-s -w -X github.com/argoproj/argo-cd/v3/common.version=$argocd_ver"
 for n in argocd-application-controller argocd-repo-server argocd-server; do ln -sf argocd "$bin/$n"; done
+# Flux: source-controller and kustomize-controller v1.9.6, the patch releases
+# of the Flux v2.9 line (flux2 v2.9.5 installs v1.9.5 of both), from one tool
+# module so that what they share compiles once (the second build reuses the
+# first one's build cache for it). v1.10.x needs Go 1.27 and fluxcd/pkg modules
+# the Go module proxy does not serve (test/tools/flux/go.mod says which).
+build_tool flux source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
+build_tool flux kustomize-controller github.com/fluxcd/kustomize-controller -ldflags "-s -w"
 
 # Prometheus 2.42 (+promtool) and Alertmanager 0.25 from Debian.
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
@@ -124,4 +132,20 @@ for f in crds/application-crd.yaml crds/appproject-crd.yaml \
   cp -f "$m/$f" "$cache/argocd/$(basename "$f")"
 done
 chmod 644 "$cache/argocd/"*.yaml
+
+# The real Flux's manifests, from the modules the controllers are built from:
+# every CRD of source-controller and kustomize-controller, and from flux2
+# v2.9.5 (the Flux release of that line) the RBAC its install binds the
+# controllers to.
+src_dir=$(cd "$here/flux" && go list -m -f '{{.Dir}}' github.com/fluxcd/source-controller)
+kus_dir=$(cd "$here/flux" && go list -m -f '{{.Dir}}' github.com/fluxcd/kustomize-controller)
+flux2_mod=github.com/fluxcd/flux2/v2@v2.9.5
+flux2_dir=$(cd / && go mod download -json "$flux2_mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+mkdir -p "$cache/flux"
+for f in "$src_dir"/config/crd/bases/*.yaml "$kus_dir"/config/crd/bases/*.yaml \
+  "$flux2_dir/manifests/rbac/controller.yaml" "$flux2_dir/manifests/rbac/reconciler.yaml"; do
+  if [ ! -f "$f" ]; then log "cannot find $f"; exit 1; fi
+  cp -f "$f" "$cache/flux/$(basename "$f")"
+done
+chmod 644 "$cache/flux/"*.yaml
 echo "$bin"

@@ -208,7 +208,10 @@ func TestStoreAndAvailability(t *testing.T) {
 	s := mt.NewStore(t, mt.Secret("shop", "db", "A"), []*model.Pod{mt.Pod("shop", "p", mt.Env("db", "A"))},
 		mt.ES("shop", "db"), mt.SecretStore("shop", "vault"), mt.ClusterSecretStore("vault"), mt.ServiceAccount("shop", "sa"),
 		mt.HelmRelease("shop", "rel", 1, "deployed"), mt.App("argocd", "shop"), mt.Namespace("shop"),
-		[]any{mt.Desired{App: app, Objects: []model.DesiredObject{{Kind: "Secret", Namespace: "shop", Name: "db"}}}})
+		[]any{mt.Desired{App: app, Objects: []model.DesiredObject{{Kind: "Secret", Namespace: "shop", Name: "db"}}}},
+		mt.Kustomization("flux-system", "apps"), mt.GitRepository("flux-system", "apps"),
+		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "oci"), Kind: "OCIRepository"},
+		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "bucket"), Kind: "Bucket"})
 	got := mt.Read(s, func(v model.View) map[model.Resource]int { return v.Counts() })
 	for _, r := range model.AllResources {
 		if got[r] != 1 {
@@ -223,8 +226,9 @@ func TestStoreAndAvailability(t *testing.T) {
 		a         model.Availability
 		available []model.Resource
 	}{
-		"All":       {mt.All(), model.AllResources},
-		"AllBut":    {mt.AllBut(model.ResPods, model.ResSecrets), []model.Resource{model.ResServiceAccounts, model.ResExternalSecrets, model.ResSecretStores, model.ResClusterSecretStores, model.ResHelmReleases, model.ResApplications, model.ResNamespaces}},
+		"All": {mt.All(), model.AllResources},
+		"AllBut": {mt.AllBut(model.ResPods, model.ResSecrets), []model.Resource{model.ResServiceAccounts, model.ResExternalSecrets, model.ResSecretStores, model.ResClusterSecretStores, model.ResHelmReleases, model.ResApplications, model.ResNamespaces,
+			model.ResKustomizations, model.ResGitRepositories, model.ResOCIRepositories, model.ResBuckets}},
 		"Only":      {mt.Only(model.ResPods), []model.Resource{model.ResPods}},
 		"Health":    {model.AvailabilityOf(mt.HealthOnly(model.ResPods).States()), []model.Resource{model.ResPods}},
 		"HealthAll": {model.AvailabilityOf(mt.HealthAll().States()), model.AllResources},

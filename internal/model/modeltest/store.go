@@ -20,7 +20,8 @@ func NewStore(t testing.TB, records ...any) *model.Store {
 // Upsert puts one record, or a slice of records of one kind, into s: Secrets
 // are observed at T0 (write them with s.UpsertSecret to choose the time);
 // Pods, ServiceAccounts, ExternalSecrets, SecretStores, HelmReleases, ArgoApps,
-// Namespaces and Desired (Argo CD target state) go to their Upsert/Set method.
+// Namespaces, Desired (Argo CD target state), Flux Kustomizations, sources and
+// FluxBuilds go to their Upsert/Set method.
 // A nil slice adds nothing; anything else fails the test.
 func Upsert(t testing.TB, s *model.Store, record any) {
 	t.Helper()
@@ -54,6 +55,12 @@ func Upsert(t testing.TB, s *model.Store, record any) {
 			objs[i] = o
 		}
 		s.SetArgoDesired(x.App, objs)
+	case *model.FluxKustomization:
+		s.UpsertKustomization(x)
+	case *model.FluxSource:
+		s.UpsertFluxSource(x)
+	case FluxBuild:
+		s.SetFluxDesired(x.KS, &x.Desired)
 	case []*model.Secret:
 		upsertAll(t, s, x)
 	case []*model.Pod:

@@ -263,7 +263,7 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	// The fix: drop the ignoreDifferences entry (server-side apply of the
 	// Application without it) and sync once more: the automated sync does not
 	// retry a revision it already synced successfully, so someone syncs, as
-	// `argocd app sync` does (the operation field). The entry ships and
+	// `argocd app sync` does. The entry ships and
 	// everything clears.
 	for _, app := range []string{"pointer", "jq", "ssa"} {
 		fixed := automatedRespect
@@ -275,8 +275,9 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 				"  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [ServerSideApply=true]\n"
 		}
 		c.Apply(t, cluster.ArgoCDNamespace, application(name(app), repo.URL, app, ns, fixed))
-		mergePatch(t, c, cluster.ArgoGVR, cluster.ArgoCDNamespace, name(app),
-			`{"operation":{"initiatedBy":{"username":"e2e"},"sync":{"revision":"`+rev2+`"}}}`)
+		// Through argocd-server, so the operation carries the Application's
+		// syncOptions (ServerSideApply=true for ssa) as argocd app sync's does.
+		c.ArgoCDSync(t, cluster.ArgoCDNamespace, name(app), "")
 		waitApp(t, c, name(app), "Synced at "+rev2, func(s appState) bool { return syncedAt(rev2)(s) && s.Sync == "Synced" })
 		if live, _, _ := liveES(t, c, ns, app); !slices.Equal(live, three) {
 			t.Fatalf("%s after the fix: live spec.data %v, want %v", app, live, three)

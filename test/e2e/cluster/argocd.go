@@ -355,6 +355,25 @@ func (c *Cluster) ArgoCDToken(t testing.TB) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	admin := c.argoAdminSession(ctx, t)
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := c.argoAPI(ctx, http.MethodPost, "/api/v1/account/"+ArgoCDAccount+"/token", admin,
+		map[string]string{"name": ArgoCDAccount, "id": fmt.Sprintf("e2e-%d", time.Now().UnixNano())}, &tok); err != nil {
+		t.Fatalf("argocd account token: %v", err)
+	}
+	if tok.Token == "" {
+		t.Fatal("argocd returned an empty token")
+	}
+	return tok.Token
+}
+
+// argoAdminSession logs in to argocd-server as admin with the initial
+// password argocd-server wrote into argocd-initial-admin-secret (as `argocd
+// login` does) and returns the session token.
+func (c *Cluster) argoAdminSession(ctx context.Context, t testing.TB) string {
+	t.Helper()
 	var password string
 	if err := c.waitFor(ctx, 60*time.Second, "secret argocd-initial-admin-secret", c.argo.server, func(ctx context.Context) (bool, error) {
 		s, err := c.Client.CoreV1().Secrets(ArgoCDNamespace).Get(ctx, "argocd-initial-admin-secret", metav1.GetOptions{})
@@ -373,17 +392,7 @@ func (c *Cluster) ArgoCDToken(t testing.TB) string {
 		map[string]string{"username": "admin", "password": password}, &session); err != nil {
 		t.Fatalf("argocd login as admin: %v", err)
 	}
-	var tok struct {
-		Token string `json:"token"`
-	}
-	if err := c.argoAPI(ctx, http.MethodPost, "/api/v1/account/"+ArgoCDAccount+"/token", session.Token,
-		map[string]string{"name": ArgoCDAccount, "id": fmt.Sprintf("e2e-%d", time.Now().UnixNano())}, &tok); err != nil {
-		t.Fatalf("argocd account token: %v", err)
-	}
-	if tok.Token == "" {
-		t.Fatal("argocd returned an empty token")
-	}
-	return tok.Token
+	return session.Token
 }
 
 // argoAPI calls argocd-server's REST API (grpc-gateway) with a JSON body.

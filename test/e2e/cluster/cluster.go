@@ -73,6 +73,11 @@ type Options struct {
 	ArgoCDServer bool
 	// ESOController starts the real ESO controller; implies ESOCRDs.
 	ESOController bool
+	// Flux runs the real Flux (see flux.go): source-controller and
+	// kustomize-controller v1.9.6 with their CRDs, the flux-system namespace,
+	// and a Git HTTP server (git http-backend) for the repositories NewGitRepo
+	// makes.
+	Flux bool
 	// Logf receives progress lines; nil writes them to stderr.
 	Logf func(format string, args ...any)
 }
@@ -122,6 +127,7 @@ type Cluster struct {
 	esoLive   string
 	ca        *certAuthority
 	argo      *argoCD
+	flux      *flux
 
 	mu      sync.Mutex
 	agents  []*process // every agent process ever started, for teardown
@@ -152,6 +158,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		need = append(need, ESOControllerBin)
 	}
 	need = append(need, argoCDTools(opts)...)
+	need = append(need, fluxTools(opts)...)
 	bins := map[string]string{}
 	for _, n := range need {
 		p, err := Tool(n)
@@ -180,6 +187,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return nil, err
 		}
 		crdFiles = append(crdFiles, p)
+	}
+	if opts.Flux {
+		for _, f := range fluxFiles {
+			if _, err := fluxFile(f); err != nil {
+				return nil, err
+			}
+		}
 	}
 	root, err := RepoRoot()
 	if err != nil {
@@ -382,6 +396,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 		logf("Argo CD up in %s", time.Since(tArgo).Round(time.Millisecond))
 	}
+	if opts.Flux {
+		tFlux := time.Now()
+		if err := c.startFlux(ctx, bins); err != nil {
+			return c, fmt.Errorf("Flux: %w", err)
+		}
+		logf("Flux up in %s", time.Since(tFlux).Round(time.Millisecond))
+	}
 	logf("stack up in %s (etcd %s, kube-apiserver %s, RBAC+CRDs %s, rest %s) in %s",
 		time.Since(t0).Round(time.Millisecond), tEtcd.Sub(t0).Round(time.Millisecond), tAPI.Sub(tEtcd).Round(time.Millisecond),
 		tCRD.Sub(tAPI).Round(time.Millisecond), time.Since(tCRD).Round(time.Millisecond), dir)
@@ -583,11 +604,12 @@ func (c *Cluster) Stop() {
 	for _, a := range agents {
 		a.stop(5 * time.Second)
 	}
-	for _, p := range c.argo.processes() {
+	for _, p := range append(c.flux.processes(), c.argo.processes()...) {
 		if p != nil {
 			p.stop(15 * time.Second)
 		}
 	}
+	c.flux.stopGit()
 	for _, p := range []*process{c.eso, c.kcm, c.apiserver, c.etcd} {
 		if p != nil {
 			p.stop(15 * time.Second)
@@ -626,7 +648,7 @@ func (c *Cluster) CheckTornDown() error {
 func (c *Cluster) allPIDs() []int {
 	c.mu.Lock()
 	procs := append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
-	procs = append(procs, c.argo.processes()...)
+	procs = append(append(procs, c.argo.processes()...), c.flux.processes()...)
 	c.mu.Unlock()
 	var pids []int
 	for _, p := range procs {
@@ -638,10 +660,10 @@ func (c *Cluster) allPIDs() []int {
 }
 
 // PIDs returns the PIDs of the running stack processes by name (etcd,
-// kube-apiserver, kube-controller-manager, external-secrets, and Argo CD's).
+// kube-apiserver, kube-controller-manager, external-secrets, Argo CD's and Flux's).
 func (c *Cluster) PIDs() map[string]int {
 	out := map[string]int{}
-	for _, p := range append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...) {
+	for _, p := range append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...) {
 		if p != nil {
 			if pid := p.pid(); pid != 0 {
 				out[p.name] = pid
@@ -654,7 +676,7 @@ func (c *Cluster) PIDs() map[string]int {
 // LogTails returns the last n lines of every stack process's log.
 func (c *Cluster) logTails(n int) string {
 	var b strings.Builder
-	for _, p := range append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...) {
+	for _, p := range append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...) {
 		if p == nil {
 			continue
 		}

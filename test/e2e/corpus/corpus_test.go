@@ -60,6 +60,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/pages"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -81,7 +82,7 @@ const (
 )
 
 // The real faults and the page each must raise.
-var argoRedisPage = page{"DriftwatchSecretAbsentConsumed", argoNS + "/argocd-redis"}
+var argoRedisPage = pages.Page{Alert: "DriftwatchSecretAbsentConsumed", Object: argoNS + "/argocd-redis"}
 
 // argoRedisReaders are the workloads of install.yaml that read argocd-redis's
 // key auth through a non-optional secretKeyRef (REDIS_PASSWORD).
@@ -224,7 +225,7 @@ type run struct {
 	ctx   context.Context
 	ns    string
 	t0    time.Time
-	mon   *monitor
+	mon   *pages.Monitor
 	argo  struct{ crds, rest string }
 	chart string
 }
@@ -233,7 +234,7 @@ func (r *run) step(format string, args ...any) {
 	r.t.Helper()
 	msg := fmt.Sprintf(format, args...)
 	if r.mon != nil {
-		r.mon.setPhase(msg)
+		r.mon.SetPhase(msg)
 	}
 	r.t.Logf("[%s] %s", time.Since(r.t0).Round(100*time.Millisecond), msg)
 }
@@ -322,19 +323,19 @@ func TestCorpus(t *testing.T) {
 
 	// ---- the agent, the monitor, Prometheus and Alertmanager ------------------------------
 	agent := c.StartAgent(t)
-	mon := newMonitor(agent, scrapeEvery)
+	mon := pages.NewMonitor(agent, scrapeEvery)
 	// The fault is there from the start: its page is allowed until the
 	// agent has cleared it.
-	closeRedis := mon.allowFault(argoRedisPage)
+	closeRedis := mon.AllowFault(argoRedisPage)
 	agent.WaitReady(t, waitFinding)
-	mon.start()
+	mon.Start()
 	r.mon = mon
 	r.step("agent ready (all namespaces)")
 	hook := promstack.NewWebhook(t)
 	isRedisPage := func(a promstack.Alert) bool {
 		return a.Labels["alertname"] == argoRedisPage.Alert && a.Labels["namespace"] == argoNS && a.Labels["secret"] == "argocd-redis"
 	}
-	billingPage := page{"DriftwatchSecretMissingKeyConsumed", r.ns + "/billing"}
+	billingPage := pages.Page{Alert: "DriftwatchSecretMissingKeyConsumed", Object: r.ns + "/billing"}
 	isBillingPage := func(a promstack.Alert) bool {
 		return a.Labels["alertname"] == billingPage.Alert && a.Labels["namespace"] == r.ns && a.Labels["secret"] == "billing"
 	}
@@ -342,14 +343,14 @@ func TestCorpus(t *testing.T) {
 	// The verdicts run even when a step stops the test, so every run
 	// reports what the agent served.
 	defer func() {
-		mon.finish()
+		mon.Finish()
 		r.mon = nil
-		t.Logf("every finding series the agent served after readiness [phase first seen .. phase last seen]:\n%s", mon.report())
-		if pre := mon.preReadyFindings(); len(pre) > 0 {
+		t.Logf("every finding series the agent served after readiness [phase first seen .. phase last seen]:\n%s", mon.Report())
+		if pre := mon.PreReadyFindings(); len(pre) > 0 {
 			t.Errorf("findings served while the agent was not ready (nothing may be reported before the caches sync):\n  %s", strings.Join(pre, "\n  "))
 		}
-		if pages := mon.unexpectedPages(); len(pages) > 0 {
-			t.Errorf("%d page-grade finding(s) on the healthy corpus (outside the two real faults' windows):\n  %s", len(pages), strings.Join(pages, "\n  "))
+		if unexpected := mon.UnexpectedPages(); len(unexpected) > 0 {
+			t.Errorf("%d page-grade finding(s) on the healthy corpus (outside the two real faults' windows):\n  %s", len(unexpected), strings.Join(unexpected, "\n  "))
 		}
 		// The chain: no page but the two real faults', and none of theirs
 		// during the soak.
@@ -436,7 +437,7 @@ func TestCorpus(t *testing.T) {
 	r.step("soak done: %s of churn and settling", time.Since(soakStart).Round(time.Second))
 
 	// ---- real fault 2: a key removed from a consumed Secret -----------------------------------
-	closeBilling := mon.allowFault(billingPage)
+	closeBilling := mon.AllowFault(billingPage)
 	r.step("fault 2: db-pass removed from billing (kubectl apply without it), the billing pod reads it")
 	r.kubectl(appObjects("db-user"), "apply", "-n", r.ns, "-f", "-")
 	if _, ok := r.secret(r.ns, "billing").Data["db-pass"]; ok {

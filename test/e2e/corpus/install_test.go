@@ -149,63 +149,11 @@ func (r *run) installESOChart() {
 	r.step("the cert-controller filled the webhook Secret")
 }
 
-// markRunning gives every pod matching selector in ns (waiting until there
-// are at least want) the status a kubelet would write once its containers
-// started now: phase Running, Ready, init containers terminated with 0,
-// containers running since now. There is no kubelet on this stack.
+// markRunning gives every pod matching selector in ns (at least want) the
+// status a kubelet would write once its containers started now.
 func (r *run) markRunning(ns, selector string, want int) {
 	r.t.Helper()
-	pods := r.c.Client.CoreV1().Pods(ns)
-	var names []string
-	r.waitFor(fmt.Sprintf("%d pod(s) %s in %s", want, selector, ns), 2*time.Minute, func() (bool, error) {
-		l, err := pods.List(r.ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return false, err
-		}
-		names = names[:0]
-		for _, p := range l.Items {
-			names = append(names, p.Name)
-		}
-		return len(names) >= want, nil
-	})
-	started := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
-	for _, name := range names {
-		for attempt := 0; ; attempt++ {
-			p, err := pods.Get(r.ctx, name, metav1.GetOptions{})
-			if err != nil {
-				r.t.Fatal(err)
-			}
-			yes := true
-			p.Status.Phase = corev1.PodRunning
-			p.Status.StartTime = &started
-			p.Status.Conditions = []corev1.PodCondition{
-				{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: started},
-				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: started},
-				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started},
-			}
-			p.Status.InitContainerStatuses = nil
-			for _, ic := range p.Spec.InitContainers {
-				p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{
-					Name: ic.Name, Image: ic.Image, ImageID: ic.Image + "@sha256:0",
-					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: started}},
-				})
-			}
-			p.Status.ContainerStatuses = nil
-			for _, ctr := range p.Spec.Containers {
-				p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
-					Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image + "@sha256:0", Ready: true, Started: &yes,
-					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
-				})
-			}
-			_, err = pods.UpdateStatus(r.ctx, p, metav1.UpdateOptions{})
-			if err == nil {
-				break
-			}
-			if !apierrors.IsConflict(err) || attempt > 5 {
-				r.t.Fatalf("set pod %s/%s Running: %v", ns, name, err)
-			}
-		}
-	}
+	r.c.MarkPodsRunning(r.t, ns, selector, want)
 }
 
 // startArgoCD: with argocd-redis there, Argo CD's pods start, and

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/pages"
 )
 
 // editorScript is the KUBE_EDITOR for a non-interactive `kubectl edit`: it
@@ -74,7 +75,7 @@ func (r *run) soak(agent *cluster.Agent, start time.Time) {
 				// exist and the recycler pod reads it: reporting it absent
 				// then is true (the rule's for: keeps it from paging). The
 				// allowance lasts until the agent has seen it back.
-				closeIt := r.mon.allowFault(page{"DriftwatchSecretAbsentConsumed", ns + "/recreated"})
+				closeIt := r.mon.AllowFault(pages.Page{Alert: "DriftwatchSecretAbsentConsumed", Object: ns + "/recreated"})
 				r.kubectl("", "delete", "secret", "recreated", "-n", ns)
 				r.kubectl(recreatedManifest, "apply", "-n", ns, "-f", "-")
 				r.expect(agent, false, "driftwatch_secret_absent", map[string]string{"namespace": ns, "secret": "recreated"})

@@ -25,7 +25,7 @@ func TestWireRecordsEqualTypedOnRealObjects(t *testing.T) {
 	c.Apply(t, ns, `
 apiVersion: v1
 kind: Secret
-metadata: {name: ssa, labels: {app: x}, annotations: {driftwatch.io/expected-keys: "A,B", reloader.stakater.com/match: "true"}}
+metadata: {name: ssa, labels: {app: x, kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}, annotations: {driftwatch.io/expected-keys: "A,B", reloader.stakater.com/match: "true", kustomize.toolkit.fluxcd.io/reconcile: disabled}}
 type: kubernetes.io/basic-auth
 stringData: {username: admin, password: "  padded\r\n"}
 ---

@@ -76,6 +76,8 @@ func TestFullChain(t *testing.T) {
 	applyScenario(t, c, ns)
 	stalePodStatus(t, ctx, c, ns)
 	step("scenario objects applied in %s", ns)
+	fluxScenario(t, c, ns)
+	step("Flux applied the second commit")
 
 	// A stand-in for the Argo CD API (the agent's desired-state source): it
 	// answers managed-resources as Argo CD would for the scenario's
@@ -115,7 +117,7 @@ func TestFullChain(t *testing.T) {
 	// ---- agent, Prometheus, Alertmanager, webhook ---------------------------------
 	agent := c.StartAgent(t, "--namespaces", ns, "--inventory", // the consumers map panel needs it
 		"--argocd-server", argo.URL, "--argocd-insecure", "--argocd-token-file", tokenFile,
-		"--argocd-poll-interval", "2s")
+		"--argocd-poll-interval", "2s", "--flux-poll-interval", "2s")
 	agent.WaitReady(t, waitFinding)
 	step("agent ready")
 	hook := promstack.NewWebhook(t)
@@ -178,6 +180,9 @@ func TestFullChain(t *testing.T) {
 		{"driftwatch_compare_mismatch", map[string]string{"secret": "orders-db"}},
 		{"driftwatch_secret_duplicate_credentials", map[string]string{"secret": "payments-creds-copy"}},
 		{"driftwatch_secret_last_applied_data", map[string]string{"secret": "smtp"}},
+		{"driftwatch_flux_never_updated", map[string]string{"name": "frozen", "kustomization": "never"}},
+		{"driftwatch_flux_ignore_trap", map[string]string{"kustomization": "trap", "biting": "true"}},
+		{"driftwatch_flux_substitute_missing", map[string]string{"kustomization": "subst", "variable": "SMTP_HOST"}},
 	} {
 		f.labels["namespace"] = ns
 		agent.WaitForSeries(t, f.name, f.labels, waitFinding)

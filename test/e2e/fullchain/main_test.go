@@ -1,6 +1,7 @@
 // Package fullchain is the full-chain end-to-end test: the real stack
 // (etcd, kube-apiserver, kube-controller-manager, the real ESO controller,
-// ESO's and Argo CD's CRDs), the agent as a process, the real Prometheus
+// the real Flux source-controller and kustomize-controller, ESO's and Argo
+// CD's CRDs), the agent as a process, the real Prometheus
 // scraping it and evaluating the shipped alert rules, and the real
 // Alertmanager posting to a webhook served by the test. Every dashboard
 // panel's query is run against that Prometheus.
@@ -14,5 +15,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(cluster.Main(m, cluster.Options{ESOController: true, ArgoCDCRDs: true}))
+	os.Exit(cluster.Main(m, cluster.Options{ESOController: true, ArgoCDCRDs: true, Flux: true}))
 }

@@ -29,7 +29,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(cluster.Main(m, cluster.Options{ESOCRDs: true, ArgoCDServer: true}))
+	os.Exit(cluster.Main(m, cluster.Options{ESOCRDs: true, ArgoCDServer: true, Flux: true}))
 }
 
 const shards = 3
@@ -293,6 +293,48 @@ spec:
 	return out
 }
 
+// fluxAcrossNamespaces has the real Flux apply, from a Git repository served
+// over HTTP, a Kustomization living in a namespace of one shard whose
+// targetNamespace is on another: Secret "frozen" (ssa: IfNotPresent, key K1);
+// a commit adds K2, which Flux never ships while it reports the revision
+// applied. The target's shard, and only it, must export the never-updated
+// finding and the key missing against the flux source.
+func fluxAcrossNamespaces(ctx context.Context, t *testing.T, c *cluster.Cluster) []expected {
+	home := namespaceOn(t, c, 0)
+	target := namespaceOn(t, c, 1)
+	repo := c.NewGitRepo(t, "flux-spread")
+	secret := func(keys string) string {
+		return "apiVersion: v1\nkind: Secret\nmetadata: {name: frozen, annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}}\nstringData: {" + keys + "}\n"
+	}
+	rev1 := repo.Commit(t, "K1", map[string]string{"app/s.yaml": secret("K1: one")})
+	c.Apply(t, home, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: spread}
+spec: {interval: 10m, url: %q, ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: spread}
+spec:
+  interval: 10m
+  sourceRef: {kind: GitRepository, name: spread}
+  path: ./app
+  prune: true
+  targetNamespace: %s
+`, c.HTTPURL(repo), target))
+	c.WaitKustomizationApplied(t, home, "spread", rev1, 3*time.Minute)
+	rev2 := repo.Commit(t, "K2", map[string]string{"app/s.yaml": secret("K1: one, K2: two")})
+	c.FluxReconcile(t, cluster.GitRepositoryGVR, home, "spread")
+	c.WaitKustomizationApplied(t, home, "spread", rev2, 3*time.Minute)
+	t.Logf("flux: Kustomization %s/spread (shard %d) Ready at %s, Secret frozen in %s (shard %d)", home, owner(home), rev2[:8], target, owner(target))
+	return []expected{
+		{fmt.Sprintf("Flux Kustomization in %s (shard %d) never updating a Secret in %s (shard %d)", home, owner(home), target, owner(target)),
+			"driftwatch_flux_never_updated", map[string]string{"namespace": target, "kind": "Secret", "name": "frozen", "kustomization_namespace": home}},
+		{fmt.Sprintf("Flux Kustomization in %s (shard %d) declaring a key of a Secret in %s (shard %d)", home, owner(home), target, owner(target)),
+			"driftwatch_secret_missing_key", map[string]string{"namespace": target, "secret": "frozen", "key": "K2", "source": "flux", "optional": "false"}},
+	}
+}
+
 var cssGVR = schema.GroupVersionResource{Group: "external-secrets.io", Version: "v1", Resource: "clustersecretstores"}
 
 // storesAcrossNamespaces creates ClusterSecretStores that authenticate as
@@ -435,6 +477,7 @@ func TestThreeShardsExportExactlyTheUnshardedFindings(t *testing.T) {
 	var cases []expected
 	cases = append(cases, helmAcrossNamespaces(ctx, t, c)...)
 	cases = append(cases, argoAcrossNamespaces(ctx, t, c)...)
+	cases = append(cases, fluxAcrossNamespaces(ctx, t, c)...)
 	esoSA, stores := storesAcrossNamespaces(ctx, t, c)
 	cases = append(cases, stores...)
 

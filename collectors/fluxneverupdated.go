@@ -1,0 +1,51 @@
+package collectors
+
+// The flux_never_updated detector: its metric family (the catalog entry), its
+// registry entry and how it emits (detect/fluxneverupdated.go is the detector
+// itself).
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+var descFluxNeverUpdated = declare(Family{
+	Name: "driftwatch_flux_never_updated",
+	Help: "Entries (Secret key names, ExternalSecret spec.data secretKeys) that the revision a Flux Kustomization reports applied declares " +
+		"and the live object lacks, for objects kustomize-controller never updates: reason ssa_if_not_present " +
+		"(kustomize.toolkit.fluxcd.io/ssa: IfNotPresent, created once), ssa_ignore (ssa: Ignore) or reconcile_disabled " +
+		"(kustomize.toolkit.fluxcd.io/reconcile: disabled); set_in says whether the annotation is on the object in Git or in the cluster.",
+	Labels:   []string{"namespace", "kind", "name", "kustomization_namespace", "kustomization", "reason", "set_in"},
+	Kind:     KindFinding,
+	Object:   &ObjectRef{KindLabel: "kind", NameLabel: "name"},
+	Class:    "Flux never-updated objects",
+	Severity: SevCritical,
+})
+
+func init() {
+	register(detector{name: detect.DetectorFluxNeverUpdated, requires: []model.Resource{model.ResKustomizations, model.ResSecrets},
+		emit: emitFluxNeverUpdated, families: []*prometheus.Desc{descFluxNeverUpdated}})
+}
+
+func emitFluxNeverUpdated(e *emitter, v model.View, _ model.Availability, _ time.Time) {
+	for _, n := range detect.FluxNeverUpdatedObjects(v) {
+		count := float64(len(n.Missing))
+		if count == 0 {
+			count = 1 // absent, without entries
+		}
+		if f := e.gauge(descFluxNeverUpdated, count, n.Namespace, n.Kind, n.Name, n.KSNamespace, n.KS, n.Reason, n.SetIn); f != nil {
+			state := "lacks " + strings.Join(n.Missing, ", ")
+			if n.Absent {
+				state = "does not exist"
+			}
+			f.Evidence = fmt.Sprintf("Kustomization %s/%s is Ready at the revision driftwatch read, which declares this %s; the live object %s, "+
+				"and kustomize-controller skips it (%s, set in %s)", n.KSNamespace, n.KS, n.Kind, state, n.Reason, n.SetIn)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package collectors
+
+// The flux_substitute detector: its metric family (the catalog entry), its
+// registry entry and how it emits (detect/fluxsubstitute.go is the detector
+// itself).
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/internal/model"
+)
+
+var descFluxSubstituteMissing = declare(Family{
+	Name: "driftwatch_flux_substitute_missing",
+	Help: "1 for each variable that the manifests of the revision a Flux Kustomization reports applied use without a default (${VAR}) " +
+		"while an optional postBuild.substituteFrom Secret that could provide it is absent (reason absent) or lacks it (lacks_variable), " +
+		"and nothing else provides it: the variable shipped unresolved.",
+	Labels:   []string{"namespace", "kustomization", "kind", "name", "variable", "reason"},
+	Kind:     KindFinding,
+	Object:   &ObjectRef{Kind: "Kustomization", NameLabel: "kustomization"},
+	Class:    "Flux substitution",
+	Severity: SevWarning,
+})
+
+func init() {
+	register(detector{name: detect.DetectorFluxSubstitute, requires: []model.Resource{model.ResKustomizations, model.ResSecrets},
+		emit: emitFluxSubstitute, families: []*prometheus.Desc{descFluxSubstituteMissing}})
+}
+
+func emitFluxSubstitute(e *emitter, v model.View, _ model.Availability, _ time.Time) {
+	for _, s := range detect.FluxSubstitutesMissing(v) {
+		if f := e.gauge(descFluxSubstituteMissing, 1, s.Namespace, s.KS, s.Kind, s.Name, s.Variable, s.Reason); f != nil {
+			what := "does not exist"
+			if s.Reason == "lacks_variable" {
+				what = "has no key " + s.Variable
+			}
+			f.Evidence = fmt.Sprintf("Kustomization %s/%s is Ready at the revision driftwatch read; %s uses ${%s} without a default; "+
+				"the optional substituteFrom %s %s %s and nothing else provides it", s.Namespace, s.KS, s.UsedBy, s.Variable, s.Kind, s.Name, what)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package detect
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/model"
+	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
+)
+
+const fluxNS, appNS = "flux-system", "shop"
+
+// fluxCase is one Kustomization "apps" with its source, its build and the
+// live objects.
+func fluxStore(t *testing.T, ks *model.FluxKustomization, src *model.FluxSource, build mt.FluxBuild, live ...any) *model.Store {
+	t.Helper()
+	return mt.NewStore(t, append([]any{ks, src, build}, live...)...)
+}
+
+func withAnn(o model.FluxDesiredObject, kv ...string) model.FluxDesiredObject {
+	o.Annotations = map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		o.Annotations[kv[i]] = kv[i+1]
+	}
+	return o
+}
+
+func TestFluxClaimsAndLookAlikes(t *testing.T) {
+	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
+	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B"), mt.FluxES(appNS, "api", "X", "Y"))
+	live := []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X", "Y")), mt.Secret(appNS, "api", "X")}
+	rev2 := "main@sha1:2222222222222222222222222222222222222222"
+	otherSrc := mt.GitRepository(fluxNS, "apps")
+	otherSrc.ArtifactRevision = rev2
+	notReadySrc := mt.GitRepository(fluxNS, "apps")
+	notReadySrc.Ready = model.Condition{Status: "False", Reason: "GitOperationFailed"}
+	cases := []struct {
+		name    string
+		ks      *model.FluxKustomization
+		src     *model.FluxSource
+		want    []string // ns/secret/key of the flux expectations
+		claimed bool
+	}{
+		{name: "applied", ks: mt.Kustomization(fluxNS, "apps", manages...), src: mt.GitRepository(fluxNS, "apps"), claimed: true,
+			want: []string{"shop/api/X", "shop/api/Y", "shop/db/A", "shop/db/B"}},
+		{name: "suspended", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSSuspend())...), src: mt.GitRepository(fluxNS, "apps")},
+		{name: "not ready", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSReady("False", "ReconciliationFailed"))...), src: mt.GitRepository(fluxNS, "apps")},
+		{name: "still reconciling a new generation", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSGeneration(2))...), src: mt.GitRepository(fluxNS, "apps")},
+		{name: "applied an older revision", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSApplied("main@sha1:0000"))...), src: mt.GitRepository(fluxNS, "apps")},
+		{name: "source moved on", ks: mt.Kustomization(fluxNS, "apps", manages...), src: otherSrc},
+		{name: "source not ready", ks: mt.Kustomization(fluxNS, "apps", manages...), src: notReadySrc},
+		{name: "not in the inventory", ks: mt.Kustomization(fluxNS, "apps"), src: mt.GitRepository(fluxNS, "apps"), claimed: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := fluxStore(t, c.ks, c.src, build, live...)
+			got := mt.Read(s, func(v model.View) []string {
+				var out []string
+				for _, e := range Expectations(v, mt.All()) {
+					if e.Source == SourceFlux {
+						out = append(out, e.Namespace+"/"+e.Secret+"/"+e.Key)
+					}
+				}
+				return out
+			})
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("expectations %v, want %v", got, c.want)
+			}
+			claimed := mt.Read(s, func(v model.View) bool { return len(FluxClaims(v)) > 0 })
+			if claimed != c.claimed {
+				t.Errorf("claimed %v, want %v", claimed, c.claimed)
+			}
+			// Missing keys: only the applied case reports source flux.
+			res := mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
+			var flux []string
+			for _, m := range res.Missing {
+				if m.Source == SourceFlux {
+					flux = append(flux, m.Secret+"/"+m.Key)
+				}
+			}
+			want := []string(nil)
+			if c.name == "applied" {
+				want = []string{"api/Y", "db/B"}
+			}
+			if !reflect.DeepEqual(flux, want) {
+				t.Errorf("missing keys from flux %v, want %v", flux, want)
+			}
+		})
+	}
+}
+
+func TestFluxNeverUpdated(t *testing.T) {
+	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
+	inp := func(o model.FluxDesiredObject) model.FluxDesiredObject {
+		return withAnn(o, flux.AnnotationSSA, flux.SSAIfNotPresent)
+	}
+	cases := []struct {
+		name  string
+		build mt.FluxBuild
+		live  []any
+		want  []string
+	}{
+		{name: "IfNotPresent Secret and ExternalSecret, Git added entries",
+			build: mt.Build(fluxNS, "apps", inp(mt.FluxSecret(appNS, "db", "A", "B")), inp(mt.FluxES(appNS, "api", "X", "Y"))),
+			live:  []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X"))},
+			want:  []string{"Secret/db ssa_if_not_present git [B]", "ExternalSecret/api ssa_if_not_present git [Y]"}},
+		{name: "IfNotPresent that Git never changed: quiet",
+			build: mt.Build(fluxNS, "apps", inp(mt.FluxSecret(appNS, "db", "A")), inp(mt.FluxES(appNS, "api", "X"))),
+			live:  []any{mt.Secret(appNS, "db", "A", "EXTRA"), mt.ES(appNS, "api", mt.ESData("X"))}},
+		{name: "IfNotPresent not created yet: not its doing",
+			build: mt.Build(fluxNS, "apps", inp(mt.FluxSecret(appNS, "db", "A")))},
+		{name: "reconcile disabled on the live object",
+			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
+			live:  []any{mt.Annotate(mt.Secret(appNS, "db", "A"), flux.AnnotationReconcile, "disabled")},
+			want:  []string{"Secret/db reconcile_disabled cluster [B]"}},
+		{name: "ssa Ignore in Git, never created",
+			build: mt.Build(fluxNS, "apps", withAnn(mt.FluxSecret(appNS, "db", "A"), flux.AnnotationSSA, flux.SSAIgnore)),
+			want:  []string{"Secret/db ssa_ignore git [A] absent"}},
+		// fluxcd/pkg/ssa matches its selectors on labels too, values
+		// case-insensitively (utils.AnyInMetadata).
+		{name: "IfNotPresent as a label in Git, value in another case",
+			build: mt.Build(fluxNS, "apps", func() model.FluxDesiredObject {
+				o := mt.FluxSecret(appNS, "db", "A", "B")
+				o.Labels = map[string]string{flux.AnnotationSSA: "ifnotpresent"}
+				return o
+			}()),
+			live: []any{mt.Secret(appNS, "db", "A")},
+			want: []string{"Secret/db ssa_if_not_present git [B]"}},
+		{name: "reconcile disabled as a label on the live object",
+			build: mt.Build(fluxNS, "apps", mt.FluxES(appNS, "api", "X", "Y")),
+			live:  []any{mt.Label(mt.ES(appNS, "api", mt.ESData("X")), flux.AnnotationReconcile, "Disabled")},
+			want:  []string{"ExternalSecret/api reconcile_disabled cluster [Y]"}},
+		{name: "IfNotPresent on the live object only: applied (read on the object in Git only)",
+			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
+			live:  []any{mt.Annotate(mt.Secret(appNS, "db", "A"), flux.AnnotationSSA, flux.SSAIfNotPresent)}},
+		{name: "no skip annotation: not this detector's",
+			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
+			live:  []any{mt.Secret(appNS, "db", "A")}},
+		{name: "undetermined (patched): quiet",
+			build: mt.Build(fluxNS, "apps", func() model.FluxDesiredObject {
+				o := inp(mt.FluxSecret(appNS, "db", "A", "B"))
+				o.Undetermined = "a patch"
+				return o
+			}()),
+			live: []any{mt.Secret(appNS, "db", "A")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := fluxStore(t, mt.Kustomization(fluxNS, "apps", manages...), mt.GitRepository(fluxNS, "apps"), c.build, c.live...)
+			got := mt.Read(s, func(v model.View) []string {
+				var out []string
+				for _, n := range FluxNeverUpdatedObjects(v) {
+					line := n.Kind + "/" + n.Name + " " + n.Reason + " " + n.SetIn + " " + sprint(n.Missing)
+					if n.Absent {
+						line += " absent"
+					}
+					out = append(out, line)
+				}
+				return out
+			})
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func sprint(s []string) string {
+	out := "["
+	for i, x := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += x
+	}
+	return out + "]"
+}
+
+func TestFluxIgnoreTraps(t *testing.T) {
+	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B"), mt.FluxES(appNS, "api", "X", "Y"))
+	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
+	short := []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X"))}
+	full := []any{mt.Secret(appNS, "db", "A", "B"), mt.ES(appNS, "api", mt.ESData("X", "Y"))}
+	cases := []struct {
+		name string
+		ks   []mt.KSOption
+		live []any
+		want []string
+	}{
+		{name: "whole lists, biting", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "api", "/spec/data"), mt.KSIgnore("Secret", "", "/data")}, live: short,
+			want: []string{"ExternalSecret /spec/data true [Y]", "Secret /data true [B]"}},
+		{name: "whole lists, not biting yet", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "", "/spec/data")}, live: full,
+			want: []string{"ExternalSecret /spec/data false []"}},
+		{name: "element, field, one key: not traps", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "", "/spec/data/0", "/spec/data/0/remoteRef/conversionStrategy"),
+			mt.KSIgnore("Secret", "", "/data/A", "/stringData")}, live: short},
+		{name: "selector matching another object", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "other", "/spec/data")}, live: short},
+		{name: "no target: every object", ks: []mt.KSOption{mt.KSIgnore("", "", "/spec/data")}, live: short,
+			want: []string{"ExternalSecret /spec/data true [Y]"}},
+		{name: "kind regex", ks: []mt.KSOption{mt.KSIgnore("External.*", "", "/spec")}, live: short,
+			want: []string{"ExternalSecret /spec true [Y]"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := fluxStore(t, mt.Kustomization(fluxNS, "apps", append(manages, c.ks...)...), mt.GitRepository(fluxNS, "apps"), build, c.live...)
+			got := mt.Read(s, func(v model.View) []string {
+				var out []string
+				for _, tr := range FluxIgnoreTraps(v) {
+					b := "false"
+					if tr.Biting {
+						b = "true"
+					}
+					out = append(out, tr.Kind+" "+tr.Path+" "+b+" "+sprint(tr.Missing))
+				}
+				return out
+			})
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestFluxSubstitutesMissing(t *testing.T) {
+	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "HOST"))
+	build.Desired.Vars = []model.FluxVarUse{{Var: "DB_HOST", Kind: "Secret", Namespace: appNS, Name: "db"}}
+	cases := []struct {
+		name string
+		ks   []mt.KSOption
+		live []any
+		want []string
+	}{
+		{name: "optional Secret absent", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true)},
+			want: []string{"vars DB_HOST absent"}},
+		{name: "optional Secret lacks it", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true)},
+			live: []any{mt.Secret(fluxNS, "vars", "OTHER")}, want: []string{"vars DB_HOST lacks_variable"}},
+		{name: "provided by the Secret", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true)},
+			live: []any{mt.Secret(fluxNS, "vars", "DB_HOST")}},
+		{name: "provided by another Secret", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true), mt.KSSubstituteFrom("Secret", "more", false)},
+			live: []any{mt.Secret(fluxNS, "more", "DB_HOST")}},
+		{name: "a ConfigMap may provide it: not judged", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true), mt.KSSubstituteFrom("ConfigMap", "cm", true)}},
+		{name: "required only: Flux fails loudly", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", false)}},
+		{name: "not ready: not claimed", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true), mt.KSReady("False", "BuildFailed")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := fluxStore(t, mt.Kustomization(fluxNS, "apps", c.ks...), mt.GitRepository(fluxNS, "apps"), build, c.live...)
+			got := mt.Read(s, func(v model.View) []string {
+				var out []string
+				for _, m := range FluxSubstitutesMissing(v) {
+					out = append(out, m.Name+" "+m.Variable+" "+m.Reason)
+				}
+				return out
+			})
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestFluxSyncedAndPending(t *testing.T) {
+	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
+	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B"), mt.FluxES(appNS, "api", "X", "Y"))
+	live := []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X")), mt.Secret(appNS, "api", "X")}
+
+	synced := func(s *model.Store) []string {
+		return mt.Read(s, func(v model.View) []string {
+			var out []string
+			for _, m := range SyncedEntries(v, mt.All()) {
+				if m.Source == SourceFlux {
+					out = append(out, m.Kind+"/"+m.Name+" "+sprint(m.Missing)+" "+m.Sync.Kind+"/"+m.Sync.Name)
+				}
+			}
+			return out
+		})
+	}
+	pending := func(s *model.Store) []string {
+		return mt.Read(s, func(v model.View) []string {
+			var out []string
+			for _, p := range PendingSync(v, mt.All()) {
+				if p.Source == SourceFlux {
+					out = append(out, p.Secret+"/"+p.Key)
+				}
+			}
+			return out
+		})
+	}
+	s := fluxStore(t, mt.Kustomization(fluxNS, "apps", manages...), mt.GitRepository(fluxNS, "apps"), build, live...)
+	if got, want := synced(s), []string{"ExternalSecret/api [Y] Kustomization/apps", "Secret/db [B] Kustomization/apps"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("synced entries missing %q, want %q", got, want)
+	}
+	if p := pending(s); len(p) != 0 {
+		t.Errorf("pending while claimed: %v", p)
+	}
+
+	// A commit Flux has not applied yet: pending, not synced.
+	behind := fluxStore(t, mt.Kustomization(fluxNS, "apps", append(manages, mt.KSApplied("main@sha1:0000"))...),
+		mt.GitRepository(fluxNS, "apps"), build, live...)
+	if m := synced(behind); len(m) != 0 {
+		t.Errorf("synced entries missing while behind: %v", m)
+	}
+	got := pending(behind)
+	sort.Strings(got)
+	if want := []string{"api/Y", "db/B"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pending %q, want %q", got, want)
+	}
+}

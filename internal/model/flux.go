@@ -1,0 +1,329 @@
+package model
+
+import (
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"weak"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+)
+
+// Resources of Flux.
+const (
+	ResKustomizations  Resource = "kustomizations"
+	ResGitRepositories Resource = "gitrepositories"
+	ResOCIRepositories Resource = "ocirepositories"
+	ResBuckets         Resource = "buckets"
+)
+
+// FluxKustomization is the value-free record of a Flux Kustomization
+// (kustomize.toolkit.fluxcd.io/v1).
+type FluxKustomization struct {
+	ObjectMeta
+	Generation, ObservedGeneration int64
+	// SourceKind/Namespace/Name: spec.sourceRef (namespace defaulted to the
+	// Kustomization's).
+	SourceKind, SourceNamespace, SourceName string
+	Path, TargetNamespace                   string
+	NamePrefix, NameSuffix                  string
+	Suspend                                 bool
+	// Ready is the Ready condition; Reconciling says whether the controller
+	// is at it (condition Reconciling=True).
+	Ready       Condition
+	Reconciling bool
+	// LastAppliedRevision: the source revision the last successful apply
+	// applied ("main@sha1:<sha>"); LastAttemptedRevision: the last tried.
+	LastAppliedRevision, LastAttemptedRevision string
+	// Inventory: the Secrets and ExternalSecrets of status.inventory (the
+	// objects the last apply applied or skipped).
+	Inventory []FluxObjRef
+	Ignore    []FluxIgnoreRule
+	// SubstituteFrom: postBuild.substituteFrom; InlineVars: postBuild.substitute's
+	// variable names; SubstituteAlways: substituteStrategy Always.
+	SubstituteFrom   []FluxSubstituteRef
+	InlineVars       []string
+	SubstituteAlways bool
+	HasPostBuild     bool
+	// What the build adds on top of the path (internal/flux BuildSpec).
+	Patches           []FluxPatchTarget
+	Components        []string
+	CommonAnnotations map[string]string
+	CommonLabels      map[string]string
+	Deleting          bool
+	DecodeErr         string
+}
+
+// FluxObjRef names an object of a Kustomization's inventory.
+type FluxObjRef struct{ Group, Kind, Namespace, Name string }
+
+// FluxIgnoreRule is a spec.ignore entry.
+type FluxIgnoreRule struct {
+	Paths []string
+	// Target: the selector (HasTarget false: every object of the Kustomization).
+	HasTarget                                                                bool
+	Group, Version, Kind, Name, Namespace, AnnotationSelector, LabelSelector string
+}
+
+// FluxSubstituteRef is a postBuild.substituteFrom entry.
+type FluxSubstituteRef struct {
+	Kind, Name string
+	Optional   bool
+}
+
+// FluxPatchTarget is what a spec.patches entry may touch (kind and name
+// patterns; "" = any).
+type FluxPatchTarget struct {
+	Kind, Name  string
+	HasSelector bool
+}
+
+// FluxSource is the value-free record of a Flux source (GitRepository,
+// OCIRepository, Bucket): readiness and the artifact it serves.
+type FluxSource struct {
+	ObjectMeta
+	Kind                           string
+	Generation, ObservedGeneration int64
+	Ready                          Condition
+	Suspend                        bool
+	ArtifactURL                    string
+	ArtifactRevision               string
+	ArtifactDigest                 string
+	DecodeErr                      string
+}
+
+// FluxDesired is the value-free build of a Kustomization's source at an
+// artifact revision (internal/flux.Build), as the poller read it.
+type FluxDesired struct {
+	Kustomization Ref
+	// Revision: the artifact revision built; SpecKey: the build-relevant
+	// spec it was built for.
+	Revision, SpecKey string
+	Objects           []FluxDesiredObject
+	Vars              []FluxVarUse
+	// Unsupported or Err: nothing is expected from this build.
+	Unsupported, Err string
+}
+
+// FluxDesiredObject is a Secret or ExternalSecret a Kustomization's build
+// produces: key names only.
+type FluxDesiredObject struct {
+	Group, Kind, Namespace, Name string
+	// DataKeys: a Secret's data and stringData key names, sorted.
+	DataKeys []string
+	// ES: what an ExternalSecret writes (nil for a Secret).
+	ES                  *ESWrites
+	Labels, Annotations map[string]string
+	SOPS                bool
+	Undetermined        string
+}
+
+// FluxVarUse is a postBuild variable an object of the build uses without a
+// default.
+type FluxVarUse struct{ Var, Kind, Namespace, Name string }
+
+var (
+	_ kruntime.Object = (*FluxKustomization)(nil)
+	_ kruntime.Object = (*FluxSource)(nil)
+)
+
+func (*FluxKustomization) GetObjectKind() schema.ObjectKind  { return schema.EmptyObjectKind }
+func (*FluxSource) GetObjectKind() schema.ObjectKind         { return schema.EmptyObjectKind }
+func (k *FluxKustomization) DeepCopyObject() kruntime.Object { return k }
+func (s *FluxSource) DeepCopyObject() kruntime.Object        { return s }
+
+// fluxState holds the Flux records and the builds. Like argoDesired it has its
+// own lock and generation and hangs off the Store by a weak key; the store's
+// read lock and this lock are never held in the opposite order.
+type fluxState struct {
+	mu      sync.RWMutex
+	ks      map[Ref]*FluxKustomization
+	sources map[srcKey]*FluxSource
+	desired map[Ref]*FluxDesired
+	gen     uint64
+}
+
+type srcKey struct{ kind, ns, name string }
+
+var fluxOf sync.Map // weak.Pointer[Store] → *fluxState
+
+func (s *Store) flux() *fluxState {
+	k := weak.Make(s)
+	if d, ok := fluxOf.Load(k); ok {
+		return d.(*fluxState)
+	}
+	d, loaded := fluxOf.LoadOrStore(k, &fluxState{ks: map[Ref]*FluxKustomization{},
+		sources: map[srcKey]*FluxSource{}, desired: map[Ref]*FluxDesired{}})
+	if !loaded {
+		runtime.AddCleanup(s, func(k weak.Pointer[Store]) { fluxOf.Delete(k) }, k)
+	}
+	return d.(*fluxState)
+}
+
+// UpsertKustomization records a Kustomization.
+func (s *Store) UpsertKustomization(k *FluxKustomization) {
+	f := s.flux()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ks[refOf(k.Namespace, k.Name)] = k
+	f.gen++
+}
+
+// DeleteKustomization forgets a Kustomization and its build.
+func (s *Store) DeleteKustomization(ns, name string) {
+	f := s.flux()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.ks, refOf(ns, name))
+	delete(f.desired, refOf(ns, name))
+	f.gen++
+}
+
+// UpsertFluxSource records a source.
+func (s *Store) UpsertFluxSource(src *FluxSource) {
+	f := s.flux()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sources[srcKey{src.Kind, src.Namespace, src.Name}] = src
+	f.gen++
+}
+
+// DeleteFluxSource forgets a source.
+func (s *Store) DeleteFluxSource(kind, ns, name string) {
+	f := s.flux()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.sources, srcKey{kind, ns, name})
+	f.gen++
+}
+
+// ClearFlux drops every record of a Flux resource (its CRD went away).
+func (s *Store) ClearFlux(r Resource) {
+	f := s.flux()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch r {
+	case ResKustomizations:
+		f.ks = map[Ref]*FluxKustomization{}
+		f.desired = map[Ref]*FluxDesired{}
+	default:
+		for k := range f.sources {
+			if sourceResource(k.kind) == r {
+				delete(f.sources, k)
+			}
+		}
+	}
+	f.gen++
+}
+
+func sourceResource(kind string) Resource {
+	switch kind {
+	case "GitRepository":
+		return ResGitRepositories
+	case "OCIRepository":
+		return ResOCIRepositories
+	case "Bucket":
+		return ResBuckets
+	}
+	return ""
+}
+
+// SetFluxDesired records the build of a Kustomization (nil forgets it).
+func (s *Store) SetFluxDesired(ks Ref, d *FluxDesired) {
+	f := s.flux()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d == nil {
+		delete(f.desired, ks)
+	} else {
+		cp := *d
+		cp.Kustomization = ks
+		f.desired[ks] = &cp
+	}
+	f.gen++
+}
+
+func (f *fluxState) generation() uint64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.gen
+}
+
+// FluxGeneration changes with every Flux record or build written.
+func (v View) FluxGeneration() uint64 { return v.s.flux().generation() }
+
+// Kustomizations returns every Kustomization, sorted by namespace and name.
+func (v View) Kustomizations() []*FluxKustomization {
+	f := v.s.flux()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]*FluxKustomization, 0, len(f.ks))
+	for _, k := range f.ks {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// FluxSourceOf returns a Kustomization's source record.
+func (v View) FluxSourceOf(k *FluxKustomization) (*FluxSource, bool) {
+	f := v.s.flux()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s, ok := f.sources[srcKey{k.SourceKind, k.SourceNamespace, k.SourceName}]
+	return s, ok
+}
+
+// FluxDesiredOf returns the build recorded for a Kustomization.
+func (v View) FluxDesiredOf(ns, name string) (*FluxDesired, bool) {
+	f := v.s.flux()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	d, ok := f.desired[refOf(ns, name)]
+	return d, ok
+}
+
+// FluxNamespaces lists the namespaces of the objects Kustomizations' builds
+// declare (they may hold nothing yet: an expected Secret is absent).
+func (v View) FluxNamespaces() []string {
+	f := v.s.flux()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []string
+	for _, d := range f.desired {
+		for _, o := range d.Objects {
+			out = append(out, o.Namespace)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Manages reports whether the Kustomization's inventory holds the object.
+func (k *FluxKustomization) Manages(group, kind, ns, name string) bool {
+	for _, r := range k.Inventory {
+		if r.Kind == kind && r.Group == group && r.Namespace == ns && r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// fluxCounts adds the Flux records to a Counts map.
+func (v View) fluxCounts(out map[Resource]int) {
+	f := v.s.flux()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out[ResKustomizations] = len(f.ks)
+	for k := range f.sources {
+		out[sourceResource(k.kind)]++
+	}
+}

@@ -1,0 +1,433 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+)
+
+// Flux's controllers as test/tools/build.sh builds them (v1.9.6 of both, the
+// Flux v2.9 line).
+const (
+	FluxSourceBin    = "source-controller"
+	FluxKustomizeBin = "kustomize-controller"
+)
+
+// FluxNamespace is the namespace Flux's controllers run for (RUNTIME_NAMESPACE),
+// as `flux install` creates it.
+const FluxNamespace = "flux-system"
+
+// The files test/tools/build.sh copies into FluxDir(): every CRD of the two
+// controllers' modules, and flux2 v2.9.5's RBAC.
+var fluxCRDFiles = []string{
+	"source.toolkit.fluxcd.io_gitrepositories.yaml", "source.toolkit.fluxcd.io_helmrepositories.yaml",
+	"source.toolkit.fluxcd.io_helmcharts.yaml", "source.toolkit.fluxcd.io_buckets.yaml",
+	"source.toolkit.fluxcd.io_ocirepositories.yaml", "source.toolkit.fluxcd.io_externalartifacts.yaml",
+	"kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+}
+var fluxFiles = append(append([]string{}, fluxCRDFiles...), "controller.yaml", "reconciler.yaml")
+
+// Flux's resources.
+var (
+	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+)
+
+// FluxDir is where build.sh copies Flux's manifests: $DRIFTWATCH_FLUX, else
+// ToolsBin()/../flux.
+func FluxDir() string {
+	if d := os.Getenv("DRIFTWATCH_FLUX"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(ToolsBin()), "flux")
+}
+
+func fluxFile(name string) (string, error) {
+	p := filepath.Join(FluxDir(), name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("Flux manifest %s not found: run `make tools` (or test/tools/build.sh), "+
+			"which copies it from the Flux modules in the Go module cache: %w", p, err)
+	}
+	return p, nil
+}
+
+// fluxTools lists the binaries the Flux part needs.
+func fluxTools(opts Options) []string {
+	if !opts.Flux {
+		return nil
+	}
+	return []string{FluxSourceBin, FluxKustomizeBin}
+}
+
+// flux is the running Flux part of a stack.
+type flux struct {
+	dir        string
+	source     *process
+	kustomize  *process
+	git        *http.Server
+	gitURL     string
+	storageURL string
+}
+
+func (f *flux) processes() []*process {
+	if f == nil {
+		return nil
+	}
+	// Stop order: kustomize-controller fetches from source-controller.
+	return []*process{f.kustomize, f.source}
+}
+
+// stopGit closes the Git HTTP server (its CGI children exit with their
+// requests).
+func (f *flux) stopGit() {
+	if f == nil || f.git == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = f.git.Shutdown(ctx)
+}
+
+// GitServerURL is the base URL of the stack's Git HTTP server
+// (http://127.0.0.1:PORT; a repository made by NewGitRepo is GitServerURL/NAME),
+// "" without Options.Flux.
+func (c *Cluster) GitServerURL() string {
+	if c.flux == nil {
+		return ""
+	}
+	return c.flux.gitURL
+}
+
+// FluxSourceStorageURL is source-controller's artifact server
+// (http://127.0.0.1:PORT), "" without Options.Flux.
+func (c *Cluster) FluxSourceStorageURL() string {
+	if c.flux == nil {
+		return ""
+	}
+	return c.flux.storageURL
+}
+
+// FluxKustomizeLog returns the path of kustomize-controller's log.
+func (c *Cluster) FluxKustomizeLog() string {
+	if c.flux == nil || c.flux.kustomize == nil {
+		return ""
+	}
+	return c.flux.kustomize.logPath
+}
+
+// startFlux serves the stack's Git repositories over smart HTTP, installs
+// Flux's CRDs and its namespace, and starts source-controller and
+// kustomize-controller on 127.0.0.1, each with a client certificate bound to
+// the ClusterRole flux2's install binds it to.
+func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
+	files := map[string][]byte{}
+	for _, name := range fluxFiles {
+		p, err := fluxFile(name)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[name] = b
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return fmt.Errorf("Flux needs git to serve repositories: %w", err)
+	}
+	f := &flux{dir: filepath.Join(c.Dir, "flux")}
+	c.flux = f
+	for _, d := range []string{"storage", "source-tmp", "kustomize-tmp", "home"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(c.Dir, "git"), 0o755); err != nil {
+		return err
+	}
+
+	// Git over smart HTTP: git http-backend behind net/http/cgi, serving
+	// every repository under Dir/git (source-controller accepts http, https
+	// and ssh URLs only).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	f.gitURL = "http://" + ln.Addr().String()
+	gitLog, err := os.OpenFile(filepath.Join(c.LogDir, "git-http-backend.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	f.git = &http.Server{
+		Handler: &cgi.Handler{
+			Path: git,
+			Args: []string{"http-backend"},
+			Env: []string{
+				"GIT_PROJECT_ROOT=" + filepath.Join(c.Dir, "git"),
+				"GIT_HTTP_EXPORT_ALL=1",
+				"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			},
+			Stderr: gitLog,
+		},
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() {
+		err := f.git.Serve(ln)
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(gitLog, "git server: %v\n", err)
+		}
+		gitLog.Close()
+	}()
+
+	var crds []byte
+	for _, name := range fluxCRDFiles {
+		crds = append(append(crds, files[name]...), "\n---\n"...)
+	}
+	if err := c.InstallCRDs(ctx, crds); err != nil {
+		return fmt.Errorf("Flux CRDs: %w", err)
+	}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+
+	// Identities as flux2's install binds them: source-controller to the
+	// ClusterRole crd-controller, kustomize-controller to cluster-admin
+	// (ClusterRoleBinding cluster-reconciler).
+	crdRole, err := clusterRoleFrom(files["controller.yaml"], "crd-controller")
+	if err != nil {
+		return err
+	}
+	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, crdRole, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	adminRole, err := roleRefFrom(files["reconciler.yaml"], "cluster-reconciler")
+	if err != nil {
+		return err
+	}
+	sourceKC, err := c.fluxIdentity(ctx, "source-controller", crdRole.Name)
+	if err != nil {
+		return err
+	}
+	kustomizeKC, err := c.fluxIdentity(ctx, "kustomize-controller", adminRole)
+	if err != nil {
+		return err
+	}
+
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
+	storage := addr(ports[0])
+	f.storageURL = "http://" + storage
+	common := []string{"RUNTIME_NAMESPACE=" + FluxNamespace, "HOME=" + filepath.Join(f.dir, "home"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+
+	f.source = &process{
+		name: "source-controller", path: bins[FluxSourceBin], logPath: filepath.Join(c.LogDir, "source-controller.log"),
+		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
+			"--storage-path=" + filepath.Join(f.dir, "storage"),
+			// The artifact URLs in status.artifact.url name this address.
+			"--storage-addr=" + storage, "--storage-adv-addr=" + storage,
+			"--metrics-addr=" + addr(ports[1]), "--health-addr=" + addr(ports[2]),
+			"--log-level=debug"},
+		env: append([]string{"KUBECONFIG=" + sourceKC, "TMPDIR=" + filepath.Join(f.dir, "source-tmp")}, common...),
+	}
+	if err := f.source.start(); err != nil {
+		return err
+	}
+	if err := c.waitHTTP(ctx, 60*time.Second, f.source, "http://"+addr(ports[2])+"/readyz"); err != nil {
+		return err
+	}
+
+	f.kustomize = &process{
+		name: "kustomize-controller", path: bins[FluxKustomizeBin], logPath: filepath.Join(c.LogDir, "kustomize-controller.log"),
+		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
+			"--metrics-addr=" + addr(ports[3]), "--health-addr=" + addr(ports[4]),
+			"--log-level=debug"},
+		env: append([]string{"KUBECONFIG=" + kustomizeKC, "TMPDIR=" + filepath.Join(f.dir, "kustomize-tmp")}, common...),
+	}
+	if err := f.kustomize.start(); err != nil {
+		return err
+	}
+	return c.waitHTTP(ctx, 60*time.Second, f.kustomize, "http://"+addr(ports[4])+"/readyz")
+}
+
+// clusterRoleFrom returns the ClusterRole named name from a multi-document
+// manifest.
+func clusterRoleFrom(data []byte, name string) (*rbacv1.ClusterRole, error) {
+	objs, err := DecodeYAML(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if o.GetKind() != "ClusterRole" || o.GetName() != name {
+			continue
+		}
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return nil, err
+		}
+		var cr rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(b, &cr); err != nil {
+			return nil, fmt.Errorf("ClusterRole %s: %w", name, err)
+		}
+		return &cr, nil
+	}
+	return nil, fmt.Errorf("no ClusterRole %s in Flux's RBAC manifest", name)
+}
+
+// roleRefFrom returns the ClusterRole a ClusterRoleBinding named name binds.
+func roleRefFrom(data []byte, name string) (string, error) {
+	objs, err := DecodeYAML(data)
+	if err != nil {
+		return "", err
+	}
+	for _, o := range objs {
+		if o.GetKind() == "ClusterRoleBinding" && o.GetName() == name {
+			ref, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+			if ref != "" {
+				return ref, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no ClusterRoleBinding %s in Flux's RBAC manifest", name)
+}
+
+// fluxIdentity issues a client certificate for user, binds it to clusterRole
+// and writes a kubeconfig for it.
+func (c *Cluster) fluxIdentity(ctx context.Context, user, clusterRole string) (string, error) {
+	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "flux-" + user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	cert, key, err := c.ca.issue(user, nil, false, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.Dir, user+".kubeconfig")
+	if _, err := writeKubeconfig(path, c.APIServerURL, c.ca.certPEM, user, cert, key); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// HTTPURL is the repository's URL on the stack's Git HTTP server (Options.Flux).
+func (c *Cluster) HTTPURL(r *GitRepo) string {
+	if c.flux == nil {
+		return ""
+	}
+	return c.flux.gitURL + "/" + filepath.Base(r.Dir)
+}
+
+// FluxReconcile asks Flux to reconcile an object now, as `flux reconcile`
+// does: it sets the annotation reconcile.fluxcd.io/requestedAt.
+func (c *Cluster) FluxReconcile(t testing.TB, gvr schema.GroupVersionResource, namespace, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	if _, err := c.Dynamic.Resource(gvr).Namespace(namespace).Patch(ctx, name, types.MergePatchType, []byte(p), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("reconcile %s %s/%s: %v", gvr.Resource, namespace, name, err)
+	}
+}
+
+// FluxCondition returns the status, reason and message of a Flux object's
+// condition typ, and the object's status (nil when absent).
+func (c *Cluster) FluxCondition(ctx context.Context, gvr schema.GroupVersionResource, namespace, name, typ string) (status, reason, message string, obj *unstructured.Unstructured, err error) {
+	obj, err = c.Dynamic.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", "", "", nil, err
+	}
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, raw := range conds {
+		m, _ := raw.(map[string]any)
+		if m["type"] == typ {
+			s, _ := m["status"].(string)
+			r, _ := m["reason"].(string)
+			msg, _ := m["message"].(string)
+			return s, r, msg, obj, nil
+		}
+	}
+	return "", "", "", obj, nil
+}
+
+// WaitKustomizationApplied waits until a Kustomization is Ready=True with
+// status.lastAppliedRevision ending in revision (a commit SHA; Flux writes
+// "main@sha1:<sha>"), and returns the object.
+func (c *Cluster) WaitKustomizationApplied(t testing.TB, namespace, name, revision string, timeout time.Duration) *unstructured.Unstructured {
+	t.Helper()
+	var last *unstructured.Unstructured
+	var lastMsg string
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, _, msg, obj, err := c.FluxCondition(ctx, KustomizationGVR, namespace, name, "Ready")
+		cancel()
+		if err == nil {
+			last, lastMsg = obj, msg
+			rev, _, _ := unstructured.NestedString(obj.Object, "status", "lastAppliedRevision")
+			if st == "True" && strings.HasSuffix(rev, revision) {
+				return obj
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var status any
+	if last != nil {
+		status = last.Object["status"]
+	}
+	t.Fatalf("Kustomization %s/%s not Ready at %s within %s: %s; status: %v", namespace, name, revision, timeout, lastMsg, status)
+	return nil
+}
+
+// GitRepositoryYAML renders a GitRepository named name reading url's main
+// branch.
+func GitRepositoryYAML(name, url string) string {
+	return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: %s}
+spec:
+  interval: 10m
+  url: %s
+  ref: {branch: main}
+`, name, url)
+}
+
+// KustomizationYAML renders a Kustomization named name applying path of
+// GitRepository source into namespace target; spec adds to the spec (lines
+// indented two spaces).
+func KustomizationYAML(name, source, path, target, spec string) string {
+	return fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: %s}
+spec:
+  interval: 10m
+  sourceRef: {kind: GitRepository, name: %s}
+  path: ./%s
+  prune: true
+  targetNamespace: %s
+%s`, name, source, path, target, spec)
+}
