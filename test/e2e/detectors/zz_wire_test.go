@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/driftwatch/driftwatch/internal/kube"
@@ -46,7 +47,7 @@ kind: Pod
 metadata: {name: every-read, labels: {pod-template-hash: abc}, annotations: {secret.reloader.stakater.com/reload: "ssa"}}
 spec:
   serviceAccountName: app
-  imagePullSecrets: [{name: ssa}, {name: ""}, {name: regcred}, {name: ssa}]
+  imagePullSecrets: [{name: ssa}, {name: regcred}]
   initContainers:
   - name: init
     image: example/app:1
@@ -73,6 +74,22 @@ spec:
       - serviceAccountToken: {path: token}
   - {name: unmounted, secret: {secretName: other}}
 `)
+	if p, err := c.Client.CoreV1().Pods(ns).Get(ctxT(t), "sa-pull", metav1.GetOptions{}); err != nil ||
+		len(p.Spec.ImagePullSecrets) != 1 || p.Spec.ImagePullSecrets[0].Name != "sa-pull" {
+		t.Fatalf("pod sa-pull: the ServiceAccount admission plugin should have copied sa-pull (%v)", err)
+	}
+	// imagePullSecrets repeated and empty: server-side apply refuses the
+	// duplicate (the list is keyed by name), a create keeps both.
+	dups := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pull-dups"}, Spec: corev1.PodSpec{
+		Containers:       []corev1.Container{{Name: "app", Image: "example/app:1"}},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "ssa"}, {Name: ""}, {Name: "regcred"}, {Name: "ssa"}}}}
+	created, err := c.Client.CoreV1().Pods(ns).Create(ctxT(t), dups, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create pod with repeated imagePullSecrets: %v", err)
+	}
+	if len(created.Spec.ImagePullSecrets) != 4 {
+		t.Fatalf("the apiserver kept imagePullSecrets %v", created.Spec.ImagePullSecrets)
+	}
 	// A Secret the real ESO controller writes: its owner reference, labels,
 	// annotations and managedFields are ESO's.
 	c.Apply(t, ns, fakeStore("wire-store", "db-user", "admin", "api-token", " padded\r\n"))
