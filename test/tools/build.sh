@@ -148,4 +148,17 @@ for f in "$src_dir"/config/crd/bases/*.yaml "$kus_dir"/config/crd/bases/*.yaml \
   cp -f "$f" "$cache/flux/$(basename "$f")"
 done
 chmod 644 "$cache/flux/"*.yaml
+# What `flux install` renders from, for the stock-install look-alike
+# (test/e2e/flux): flux2's bases of the two controllers, its rbac and policies,
+# and each controller's config/crd and config/manager (what the release's
+# <controller>.crds.yaml and <controller>.deployment.yaml, which the bases
+# fetch over the network, are built from).
+inst="$cache/flux/install"
+rm -rf "$inst"
+mkdir -p "$inst/flux2/bases" "$inst/source-controller" "$inst/kustomize-controller"
+cp -R "$flux2_dir/manifests/bases/source-controller" "$flux2_dir/manifests/bases/kustomize-controller" "$inst/flux2/bases/"
+cp -R "$flux2_dir/manifests/rbac" "$flux2_dir/manifests/policies" "$inst/flux2/"
+cp -R "$src_dir/config/crd" "$src_dir/config/manager" "$inst/source-controller/"
+cp -R "$kus_dir/config/crd" "$kus_dir/config/manager" "$inst/kustomize-controller/"
+chmod -R u+w,a+rX "$inst"
 echo "$bin"
