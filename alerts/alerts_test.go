@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"github.com/driftwatch/driftwatch/finding"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -361,12 +362,12 @@ var (
 	selectorRef = regexp.MustCompile(`\b(driftwatch_[a-z0-9_]+)\b(\{[^}]*\})?`)
 	matcherRef  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
 	joinRef     = regexp.MustCompile(`\b(and|unless)\b`)
-	severityOf  = map[string]collectors.Severity{"critical": collectors.SevCritical, "warning": collectors.SevWarning}
+	severityOf  = map[string]finding.Severity{"critical": finding.SevCritical, "warning": finding.SevWarning}
 )
 
 // selectedSeverities returns the severities of the finding family's series that
 // a selector's matchers select.
-func selectedSeverities(f *collectors.Family, selector string) []collectors.Severity {
+func selectedSeverities(f *finding.Family, selector string) []finding.Severity {
 	all := f.Severities()
 	if f.SeverityBy == nil {
 		return all
@@ -377,10 +378,10 @@ func selectedSeverities(f *collectors.Family, selector string) []collectors.Seve
 		}
 		switch m[2] {
 		case "=":
-			return []collectors.Severity{f.SeverityOf(map[string]string{m[1]: m[3]})}
+			return []finding.Severity{f.SeverityOf(map[string]string{m[1]: m[3]})}
 		case "!=":
-			var out []collectors.Severity
-			add := func(s collectors.Severity) {
+			var out []finding.Severity
+			add := func(s finding.Severity) {
 				for _, o := range out {
 					if o == s {
 						return
@@ -400,20 +401,20 @@ func selectedSeverities(f *collectors.Family, selector string) []collectors.Seve
 	return all
 }
 
-// Each finding family declares its severity once (collectors.Catalog); the
+// Each finding family declares its severity once (finding.Catalog); the
 // alert rules must agree with it: every series an alert is about (the
 // selectors before a join's and/unless, which only restrict or exclude) has
 // the alert's severity, every critical or warning series is alerted at its
 // severity, and info is never alerted.
 func TestAlertSeveritiesMatchCatalog(t *testing.T) {
-	covered := map[string]map[collectors.Severity]bool{}
-	cover := func(f *collectors.Family, s collectors.Severity) {
+	covered := map[string]map[finding.Severity]bool{}
+	cover := func(f *finding.Family, s finding.Severity) {
 		name := f.Name
 		if f.Restates != "" {
 			name = f.Restates
 		}
 		if covered[name] == nil {
-			covered[name] = map[collectors.Severity]bool{}
+			covered[name] = map[finding.Severity]bool{}
 		}
 		covered[name][s] = true
 	}
@@ -427,8 +428,8 @@ func TestAlertSeveritiesMatchCatalog(t *testing.T) {
 			subject = subject[:loc[0]]
 		}
 		for _, m := range selectorRef.FindAllStringSubmatch(subject, -1) {
-			f, ok := collectors.Lookup(m[1])
-			if !ok || f.Kind != collectors.KindFinding {
+			f, ok := finding.Lookup(m[1])
+			if !ok || f.Kind != finding.KindFinding {
 				continue
 			}
 			for _, s := range selectedSeverities(f, m[2]) {
@@ -439,8 +440,8 @@ func TestAlertSeveritiesMatchCatalog(t *testing.T) {
 			cover(f, want)
 		}
 	}
-	for _, f := range collectors.Catalog() {
-		if f.Kind != collectors.KindFinding {
+	for _, f := range finding.Catalog() {
+		if f.Kind != finding.KindFinding {
 			continue
 		}
 		name := f.Name
@@ -448,7 +449,7 @@ func TestAlertSeveritiesMatchCatalog(t *testing.T) {
 			name = f.Restates
 		}
 		for _, s := range f.Severities() {
-			if s == collectors.SevInfo {
+			if s == finding.SevInfo {
 				continue
 			}
 			if !covered[name][s] {

@@ -5,6 +5,7 @@ package collectors
 
 import (
 	"fmt"
+	"github.com/driftwatch/driftwatch/finding"
 	"log/slog"
 	"slices"
 	"strings"
@@ -102,7 +103,7 @@ type nsResult struct {
 	metrics []prometheus.Metric
 	// findings are the typed findings among the metrics (Typed, agent check,
 	// the findings page): bounded by findings.
-	findings []Finding
+	findings []finding.Finding
 	// text is the metrics in the text exposition format, per family without the
 	// HELP/TYPE header (order: the families in order of first appearance),
 	// encoded at the first WriteText that needs it. The metrics are then dropped:
@@ -166,21 +167,21 @@ func (f *Findings) DetectorNames() []string {
 }
 
 var (
-	descDetectorEnabled = declare(Family{Name: "driftwatch_detector_enabled",
+	descDetectorEnabled = declare(finding.Family{Name: "driftwatch_detector_enabled",
 		Help:   "1 when the detector runs: every resource it needs is served, permitted and synced.",
-		Labels: []string{"detector"}, Kind: KindHealth})
-	descDetectorDuration = declare(Family{Name: "driftwatch_detector_duration_seconds",
+		Labels: []string{"detector"}, Kind: finding.KindHealth})
+	descDetectorDuration = declare(finding.Family{Name: "driftwatch_detector_duration_seconds",
 		Help:   "How long the detector took during this scrape.",
-		Labels: []string{"detector"}, Kind: KindHealth})
-	descDetectorSuccess = declare(Family{Name: "driftwatch_detector_success",
+		Labels: []string{"detector"}, Kind: finding.KindHealth})
+	descDetectorSuccess = declare(finding.Family{Name: "driftwatch_detector_success",
 		Help:   "1 when the detector ran to the end during this scrape, 0 when it failed (a contained panic: its findings are missing).",
-		Labels: []string{"detector"}, Kind: KindHealth})
-	descDetectorPanics = declare(Family{Name: "driftwatch_detector_failures_total",
+		Labels: []string{"detector"}, Kind: finding.KindHealth})
+	descDetectorPanics = declare(finding.Family{Name: "driftwatch_detector_failures_total",
 		Help:   "Detector runs that failed (a contained panic) since the agent started.",
-		Labels: []string{"detector"}, Kind: KindHealth, Type: prometheus.CounterValue})
-	descDetectorNSEvals = declare(Family{Name: "driftwatch_detector_namespace_evaluations_total",
+		Labels: []string{"detector"}, Kind: finding.KindHealth, Type: finding.Counter})
+	descDetectorNSEvals = declare(finding.Family{Name: "driftwatch_detector_namespace_evaluations_total",
 		Help:   "Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.",
-		Labels: []string{"detector"}, Kind: KindHealth, Type: prometheus.CounterValue})
+		Labels: []string{"detector"}, Kind: finding.KindHealth, Type: finding.Counter})
 )
 
 // Describe sends every descriptor the collector may emit.
@@ -211,13 +212,13 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 // the same findings Collect exports, with what each detector knew (evidence,
 // consumers). agent check and the findings page read these, never the metric
 // text.
-func (f *Findings) Typed() []Finding {
+func (f *Findings) Typed() []finding.Finding {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Finding
+	var out []finding.Finding
 	e := f.evaluate(false, func(r *nsResult) { out = append(out, r.findings...) })
 	out = append(out, e.found...)
-	SortFindings(out)
+	finding.Sort(out)
 	return out
 }
 
@@ -331,13 +332,13 @@ type emitter struct {
 	// dropped (and the detector reported through silence).
 	silenced map[string]int
 	// found are the typed findings among the series emitted.
-	found []Finding
+	found []finding.Finding
 }
 
-var descSilenced = declare(Family{Name: "driftwatch_findings_silenced",
+var descSilenced = declare(finding.Family{Name: "driftwatch_findings_silenced",
 	Help: "Findings a driftwatch.io/ignore annotation (on the object, its namespace, or a pod that would have expected a key) " +
 		"keeps out of the finding metrics, per detector and namespace: nothing is hidden silently.",
-	Labels: []string{"detector", "namespace"}, Kind: KindHealth})
+	Labels: []string{"detector", "namespace"}, Kind: finding.KindHealth})
 
 func (e *emitter) start(v model.View, detector string) {
 	e.view, e.detector, e.silenced = v, detector, nil
@@ -374,37 +375,38 @@ func (e *emitter) flushSilenced() {
 // counted when it is a finding. For a finding (not a family that restates
 // another) it also records the typed finding and returns it, so the emitter
 // can add the evidence and consumers; nil otherwise.
-func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *Finding {
+func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *finding.Finding {
 	fam := familyOf[d]
 	if own := e.cfg.OwnsNamespace; own != nil {
 		if i := slices.Index(fam.Labels, "namespace"); i >= 0 && !own(labels[i]) {
 			return nil // another shard's namespace: that shard exports it
 		}
 	}
-	ns, kind, name, hasObject := fam.object(labels)
+	obj, hasObject := fam.ObjectAt(labels)
 	if e.detector != "" && hasObject {
-		meta, _ := e.view.Meta(kind, ns, name)
-		if e.view.Ignores(ns, meta, e.detector) {
-			if fam.Kind == KindFinding && fam.Restates == "" {
-				e.silence(ns, 1)
+		meta, _ := e.view.Meta(obj.Kind, obj.Namespace, obj.Name)
+		if e.view.Ignores(obj.Namespace, meta, e.detector) {
+			if fam.Kind == finding.KindFinding && fam.Restates == "" {
+				e.silence(obj.Namespace, 1)
 			}
 			return nil
 		}
 	}
-	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, fam.Type, v, labels...))
-	if fam.Kind != KindFinding || fam.Restates != "" || v == 0 {
+	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, valueType(fam), v, labels...))
+	if fam.Kind != finding.KindFinding || fam.Restates != "" || v == 0 {
 		return nil
 	}
 	lm := make(map[string]string, len(labels))
 	for i, l := range fam.Labels {
 		lm[l] = labels[i]
 	}
-	e.found = append(e.found, Finding{Family: fam, Detector: e.detector, Labels: lm, Value: v,
-		Severity: fam.SeverityOf(lm), Object: ObjectID{Kind: kind, Namespace: ns, Name: name}})
+	f := finding.New(fam, e.detector, lm, v)
+	f.Object = obj
+	e.found = append(e.found, f)
 	return &e.found[len(e.found)-1]
 }
 
-func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) *Finding {
+func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) *finding.Finding {
 	return e.gauge(d, v, labels...)
 }
 

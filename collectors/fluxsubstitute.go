@@ -6,6 +6,7 @@ package collectors
 
 import (
 	"fmt"
+	"github.com/driftwatch/driftwatch/finding"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,16 +15,18 @@ import (
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-var descFluxSubstituteMissing = declare(Family{
-	Name: "driftwatch_flux_substitute_missing",
+var descFluxSubstituteMissing = declare(finding.Family{
+	Name:     "driftwatch_flux_substitute_missing",
+	Offline:  "needs the Kustomization's live substitution sources",
+	Commands: (*finding.Commands).Object,
 	Help: "1 for each variable that the manifests of the revision a Flux Kustomization reports applied use without a default (${VAR}) " +
 		"while an optional postBuild.substituteFrom Secret that could provide it is absent (reason absent) or lacks it (lacks_variable), " +
 		"and nothing else provides it: the variable shipped unresolved.",
 	Labels:   []string{"namespace", "kustomization", "kind", "name", "variable", "reason"},
-	Kind:     KindFinding,
-	Object:   &ObjectRef{Kind: "Kustomization", NameLabel: "kustomization"},
+	Kind:     finding.KindFinding,
+	Object:   &finding.ObjectRef{Kind: "Kustomization", NameLabel: "kustomization"},
 	Class:    "Flux substitution",
-	Severity: SevWarning,
+	Severity: finding.SevWarning,
 })
 
 func init() {

@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"github.com/driftwatch/driftwatch/finding"
 	"strings"
 	"testing"
 	"time"
@@ -69,8 +70,8 @@ driftwatch_secret_consumer_pods{namespace="app",secret="regcred",workload="web",
 	}
 	var named bool
 	for _, f := range c.Typed() {
-		if f.Metric() == "driftwatch_secret_missing_key" && f.Object.Name == "regcred" {
-			named = len(f.Consumers) == 1 && f.Consumers[0] == Consumer{Kind: "Deployment", Name: "web", Pods: 2}
+		if f.Metric == "driftwatch_secret_missing_key" && f.Object.Name == "regcred" {
+			named = len(f.Consumers) == 1 && f.Consumers[0] == finding.Consumer{Kind: "Deployment", Name: "web", Pods: 2}
 		}
 	}
 	if !named {

@@ -4,6 +4,7 @@ package collectors
 // registry entry and how it emits (detect/rotationblocked.go is the detector).
 
 import (
+	"github.com/driftwatch/driftwatch/finding"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,16 +13,18 @@ import (
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-var descRotationBlocked = declare(Family{
-	Name: "driftwatch_externalsecret_rotation_blocked",
+var descRotationBlocked = declare(finding.Family{
+	Name:     "driftwatch_externalsecret_rotation_blocked",
+	Offline:  "needs the ExternalSecret's live status",
+	Commands: (*finding.Commands).Object,
 	Help: "1 when an ExternalSecret will never bring a value rotated in its store into its Secret by itself: " +
 		"refreshPolicy CreatedOnce (created_once) or OnChange (on_change), or refreshInterval 0 (interval_zero). " +
 		"ExternalSecrets with a generator source are not reported.",
 	Labels:   []string{"namespace", "externalsecret", "reason"},
-	Kind:     KindFinding,
-	Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+	Kind:     finding.KindFinding,
+	Object:   &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 	Class:    "Sync health",
-	Severity: SevWarning,
+	Severity: finding.SevWarning,
 })
 
 func init() {

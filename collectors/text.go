@@ -3,6 +3,7 @@ package collectors
 import (
 	"bytes"
 	"fmt"
+	"github.com/driftwatch/driftwatch/finding"
 	"io"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,7 +107,7 @@ func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, 
 				return nil, fmt.Errorf("collectors: no family registered for %s", d)
 			}
 			typ := dto.MetricType_GAUGE
-			if info.Type == prometheus.CounterValue {
+			if info.Type == finding.Counter {
 				typ = dto.MetricType_COUNTER
 			}
 			fam = &dto.MetricFamily{Name: &info.Name, Help: &info.Help, Type: &typ}
@@ -140,7 +141,3 @@ func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, 
 	}
 	return out, nil
 }
-
-// familyOf maps every descriptor the findings collector emits to its family
-// (prometheus.Desc does not expose its name, help or type).
-var familyOf = map[*prometheus.Desc]*Family{}

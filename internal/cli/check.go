@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/driftwatch/driftwatch/finding"
 	"io"
 	"log/slog"
 	"sort"
@@ -23,14 +24,14 @@ import (
 )
 
 // Severity of a finding: the severity its family declares in the catalog
-// (collectors.Catalog), the same the alert rules carry.
-type Severity = dwcollectors.Severity
+// (finding.Catalog), the same the alert rules carry.
+type Severity = finding.Severity
 
 // Severities, in decreasing order.
 const (
-	SevCritical = dwcollectors.SevCritical
-	SevWarning  = dwcollectors.SevWarning
-	SevInfo     = dwcollectors.SevInfo
+	SevCritical = finding.SevCritical
+	SevWarning  = finding.SevWarning
+	SevInfo     = finding.SevInfo
 )
 
 // FindingClass says which failure class a finding metric belongs to and how
@@ -46,21 +47,21 @@ type FindingClass struct {
 // restate another (the count form of missing keys, the pods behind a stale
 // workload), so each finding is listed once.
 func ClassOf(metric string, labels map[string]string) (FindingClass, bool) {
-	f, ok := dwcollectors.Lookup(metric)
-	if !ok || f.Kind != dwcollectors.KindFinding || f.Restates != "" {
+	f, ok := finding.Lookup(metric)
+	if !ok || f.Kind != finding.KindFinding || f.Restates != "" {
 		return FindingClass{}, false
 	}
 	return FindingClass{Class: f.Class, Severity: f.SeverityOf(labels)}, true
 }
 
 // Finding is one finding of `agent check --output json` (and of
-// /api/v1/findings): report.Finding, the one schema docs/findings-schema.md
+// /api/v1/findings): finding.Finding, the one schema docs/findings-schema.md
 // documents.
-type Finding = report.Finding
+type Finding = finding.Finding
 
 // FromTyped turns the detectors' typed findings into check's findings, in
 // their order (severity, class, family, object).
-func FromTyped(fs []dwcollectors.Finding) []Finding { return report.FromTyped(fs) }
+func FromTyped(fs []finding.Finding) []Finding { return fs }
 
 func objectOf(f Finding) string { return f.Object.String() }
 

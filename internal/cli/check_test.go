@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/driftwatch/driftwatch/finding"
 	"io"
 	"log/slog"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/demo"
 )
@@ -112,7 +112,7 @@ func TestCheckJSON(t *testing.T) {
 	}
 	// The typed finding carries what the detector knew: the object, the
 	// evidence, the readers.
-	if f.Object != (dwcollectors.ObjectID{Kind: "Secret", Namespace: "app", Name: "flags"}) || f.Detector != "missing_keys" ||
+	if f.Object != (finding.Object{Kind: "Secret", Namespace: "app", Name: "flags"}) || f.Detector != "missing_keys" ||
 		!strings.Contains(f.Evidence, "does not exist") || len(f.Consumers) != 1 || f.Consumers[0].Name != "worker" {
 		t.Fatalf("first finding's evidence %+v", f)
 	}

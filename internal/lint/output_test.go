@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/driftwatch/driftwatch/finding"
 	"os"
 	"strings"
 	"testing"
@@ -196,8 +197,8 @@ func TestRulesList(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range Rules {
-		if r.FamilyOf() == nil {
-			t.Errorf("rule %s: family %s is not in the catalog", r.ID, r.Family)
+		if f := r.Family(); f == nil || f != mustLookup(t, f.Name) {
+			t.Errorf("rule %s: its family is not in the catalog", r.ID)
 		}
 		if !strings.Contains(b.String(), r.ID) {
 			t.Errorf("--rules does not list %s", r.ID)
@@ -284,13 +285,47 @@ func TestDocsListEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range append(append([]Rule(nil), Rules...), malformedRule) {
+	for _, r := range append(append([]*Rule(nil), Rules...), &malformedRule) {
 		row := "| `" + r.ID + "` | "
-		if r.Family != "" {
-			row += "`" + r.Family
+		if r.FamilyName() != "" {
+			row += "`" + r.FamilyName()
 		}
 		if !strings.Contains(string(b), row) {
 			t.Errorf("docs/lint.md has no row %q", row)
+		}
+	}
+}
+
+func mustLookup(t *testing.T, name string) *finding.Family {
+	t.Helper()
+	f, ok := finding.LookupAny(name)
+	if !ok {
+		t.Errorf("family %s is not in the catalog", name)
+	}
+	return f
+}
+
+// TestEveryRuleHasAJudge: every rule a family declares is judged (judges for
+// the exporter's families, manifestJudges for the lint-only ones), and every
+// judge belongs to a declared rule.
+func TestEveryRuleHasAJudge(t *testing.T) {
+	ids := map[string]bool{}
+	for _, r := range Rules {
+		ids[r.ID] = true
+		_, j := judges[r.ID]
+		_, m := manifestJudges[r.ID]
+		if r.Family().LintOnly != m || j == m {
+			t.Errorf("rule %s (family %s, lint-only %v): judge %v, manifest judge %v", r.ID, r.FamilyName(), r.Family().LintOnly, j, m)
+		}
+	}
+	for id := range judges {
+		if !ids[id] {
+			t.Errorf("judge %s: no family declares the rule", id)
+		}
+	}
+	for id := range manifestJudges {
+		if !ids[id] {
+			t.Errorf("manifest judge %s: no family declares the rule", id)
 		}
 	}
 }

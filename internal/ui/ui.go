@@ -15,6 +15,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/driftwatch/driftwatch/finding"
+	"github.com/driftwatch/driftwatch/internal/model"
 	"html/template"
 	"io"
 	"net/http"
@@ -25,14 +27,12 @@ import (
 	"strings"
 	"time"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
-	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/report"
 )
 
 // Findings is what the page reads findings from (collectors.Findings).
 type Findings interface {
-	Typed() []dwcollectors.Finding
+	Typed() []finding.Finding
 	Skipped() []string
 }
 
@@ -171,7 +171,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	failOn := dwcollectors.SevWarning
+	failOn := finding.SevWarning
 	if v := q.Get("fail_on"); v != "" {
 		sev, err := report.ParseFailOn(v)
 		if err != nil {
@@ -203,7 +203,7 @@ const MaxNamespaceFilter = 256
 // nsFilter keeps the findings in the given namespaces (comma-separated or
 // repeated), looked up in a set; nil when none is given. More than
 // MaxNamespaceFilter names, repeats included, is an error.
-func nsFilter(vals []string) (func(report.Finding) bool, error) {
+func nsFilter(vals []string) (func(finding.Finding) bool, error) {
 	nss := map[string]struct{}{}
 	n := 0
 	for _, v := range vals {
@@ -220,7 +220,7 @@ func nsFilter(vals []string) (func(report.Finding) bool, error) {
 	if len(nss) == 0 {
 		return nil, nil
 	}
-	return func(f report.Finding) bool { _, ok := nss[f.Object.Namespace]; return ok }, nil
+	return func(f finding.Finding) bool { _, ok := nss[f.Object.Namespace]; return ok }, nil
 }
 
 func apiError(w http.ResponseWriter, code int, msg string) {
@@ -236,9 +236,9 @@ type Card struct {
 	Metric    string
 	Help      string
 	Severity  string
-	Object    dwcollectors.ObjectID
+	Object    finding.Object
 	Items     []Item
-	Consumers []dwcollectors.Consumer
+	Consumers []finding.Consumer
 	Runbook   string
 	Alert     string
 	Commands  []Command
@@ -303,7 +303,7 @@ const (
 
 // Page builds the findings page's data from typed findings, keeping those in
 // namespace ns ("" for all).
-func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
+func (s *Server) Page(typed []finding.Finding, ns string) PageData {
 	d := PageData{CSS: template.CSS(css), Refresh: int(s.opts.Refresh / time.Second), Ready: true, Namespace: ns,
 		Counts: map[string]int{"critical": 0, "warning": 0, "info": 0}, Generated: s.opts.Now().UTC().Format(time.RFC3339),
 		Version: s.opts.Version, SecretPages: !s.opts.NoSecretPage}
@@ -311,7 +311,7 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 		d.Refresh = 0
 	}
 	nsSet := map[string]bool{}
-	var kept []dwcollectors.Finding
+	var kept []finding.Finding
 	for _, f := range typed {
 		if f.Object.Namespace != "" {
 			nsSet[f.Object.Namespace] = true
@@ -324,7 +324,7 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 		d.Namespaces = append(d.Namespaces, n)
 	}
 	sort.Strings(d.Namespaces)
-	rep := report.FromTyped(kept)
+	rep := kept
 	paths := map[model.Ref]template.HTML{}
 	classIdx := map[string]int{}
 	pictures := 0
@@ -395,7 +395,7 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 	return d
 }
 
-func writersOf(v model.View, f report.Finding) []string {
+func writersOf(v model.View, f finding.Finding) []string {
 	if f.Object.Kind != "Secret" {
 		return nil
 	}
@@ -406,9 +406,9 @@ func writersOf(v model.View, f report.Finding) []string {
 	return out
 }
 
-func mergeConsumers(a, b []dwcollectors.Consumer) []dwcollectors.Consumer {
+func mergeConsumers(a, b []finding.Consumer) []finding.Consumer {
 	for _, c := range b {
-		i := slices.IndexFunc(a, func(x dwcollectors.Consumer) bool { return x.Kind == c.Kind && x.Name == c.Name })
+		i := slices.IndexFunc(a, func(x finding.Consumer) bool { return x.Kind == c.Kind && x.Name == c.Name })
 		if i < 0 {
 			a = append(a, c)
 		} else if a[i].Pods < c.Pods {
@@ -419,7 +419,7 @@ func mergeConsumers(a, b []dwcollectors.Consumer) []dwcollectors.Consumer {
 }
 
 // detailsOf lists the labels that do not name the object, as k=v.
-func detailsOf(f report.Finding) string {
+func detailsOf(f finding.Finding) string {
 	var ks []string
 	for k, v := range f.Labels {
 		if k == "namespace" || v == "" || v == f.Object.Name && (k == "secret" || k == "externalsecret" ||
@@ -511,7 +511,7 @@ type SecretData struct {
 	Waiting   string
 	Path      Path
 	SVG       template.HTML
-	Findings  []report.Finding
+	Findings  []finding.Finding
 	Generated string
 	Version   string
 }
@@ -537,7 +537,7 @@ func (s *Server) serveSecret(w http.ResponseWriter, r *http.Request) {
 			d.Path = buildPath(v, ns, name, typed)
 			for _, f := range typed {
 				if slices.Contains(secretsOf(v, f, 1000), model.Ref{Namespace: ns, Name: name}) {
-					d.Findings = append(d.Findings, report.FromTyped([]dwcollectors.Finding{f})...)
+					d.Findings = append(d.Findings, f)
 				}
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/driftwatch/driftwatch/finding"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/driftwatch/driftwatch/alerts"
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
@@ -206,7 +206,7 @@ func TestAPIServesTheCheckSchema(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &chk); err != nil {
 		t.Fatal(err)
 	}
-	key := func(f report.Finding) string {
+	key := func(f finding.Finding) string {
 		b, _ := json.Marshal(f.Labels)
 		return f.Metric + " " + f.Object.String() + " " + string(b)
 	}
@@ -387,8 +387,8 @@ func TestCommandsPrintNoValues(t *testing.T) {
 		}
 	}
 	n := 0
-	for _, fam := range dwcollectors.Catalog() {
-		if fam.Kind != dwcollectors.KindFinding {
+	for _, fam := range append(finding.Catalog(), finding.LintFamilies()...) {
+		if fam.Kind != finding.KindFinding {
 			continue
 		}
 		labels := map[string]string{}
@@ -398,9 +398,9 @@ func TestCommandsPrintNoValues(t *testing.T) {
 		labels["source"], labels["kind"], labels["workload_kind"] = "externalsecret", "Secret", "Deployment"
 		for _, kind := range []string{"Secret", "ExternalSecret", "ClusterSecretStore"} {
 			labels["kind"] = kind
-			f := report.Finding{Metric: fam.Name, Severity: fam.Severity, Labels: labels,
-				Object:    dwcollectors.ObjectID{Kind: "Secret", Namespace: "ns", Name: "name"},
-				Consumers: []dwcollectors.Consumer{{Kind: "Deployment", Name: "web", Pods: 2}, {Kind: "StatefulSet", Name: "db", Pods: 1}}}
+			f := finding.Finding{Family: fam, Metric: fam.Name, Class: fam.Class, Severity: fam.Severity, Labels: labels,
+				Object:    finding.Object{Kind: "Secret", Namespace: "ns", Name: "name"},
+				Consumers: []finding.Consumer{{Kind: "Deployment", Name: "web", Pods: 2}, {Kind: "StatefulSet", Name: "db", Pods: 1}}}
 			for _, src := range []string{"pod", "externalsecret", "helm"} {
 				labels["source"] = src
 				cmds := ui.Commands(f, []string{"es-1"})
@@ -419,10 +419,10 @@ func TestCommandsPrintNoValues(t *testing.T) {
 	t.Logf("%d commands checked", n)
 }
 
-type staticFindings []dwcollectors.Finding
+type staticFindings []finding.Finding
 
-func (s staticFindings) Typed() []dwcollectors.Finding { return s }
-func (staticFindings) Skipped() []string               { return nil }
+func (s staticFindings) Typed() []finding.Finding { return s }
+func (staticFindings) Skipped() []string          { return nil }
 
 type notReady struct{}
 

@@ -1,7 +1,7 @@
 package cluster
 
 import (
-	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 
 	"fmt"
 	"io"
@@ -137,12 +137,12 @@ func ScrapeURL(url string) ([]Series, error) {
 
 // IsFinding reports whether a scraped series is the current state of a
 // finding about a namespace: its family's catalog declaration says so
-// (collectors.Family.StateOfFinding: finding gauges and the object series that
+// (finding.Family.StateOfFinding: finding gauges and the object series that
 // exist only with a finding, such as a short Secret's readers), and it names a
 // namespace. Object metrics (sync age, inventory, compare readiness), counters
 // of past events and the agent's own health are not.
 func IsFinding(s Series) bool {
-	f, ok := collectors.Lookup(s.Name)
+	f, ok := finding.Lookup(s.Name)
 	if !ok {
 		return false
 	}
