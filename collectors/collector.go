@@ -40,6 +40,11 @@ type Config struct {
 	// ESOServiceAccount is the ESO controller's ServiceAccount, which ambient
 	// store auth runs as (default detect.DefaultESOServiceAccount).
 	ESOServiceAccount model.Ref
+	// BeforeDetector, when set, is called as each detector starts, inside
+	// the containment of its failures: a panic there counts as the detector's
+	// (tests use it to prove a failed detector reaches agent check, agent
+	// lint, /api/v1/findings and the page).
+	BeforeDetector func(detector string)
 	// OwnsNamespace, when set (sharding), says which namespaces' series this
 	// agent exports: a series whose namespace label another shard owns is
 	// dropped, and per-namespace detectors skip those namespaces. The
@@ -157,15 +162,6 @@ func (f *Findings) Skipped() []string {
 	return out
 }
 
-// DetectorNames lists the detectors in registry order.
-func (f *Findings) DetectorNames() []string {
-	out := make([]string, 0, len(f.detectors))
-	for _, d := range f.detectors {
-		out = append(out, d.name)
-	}
-	return out
-}
-
 var (
 	descDetectorEnabled = declare(finding.Family{Name: "driftwatch_detector_enabled",
 		Help:   "1 when the detector runs: every resource it needs is served, permitted and synced.",
@@ -213,13 +209,24 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 // consumers). agent check and the findings page read these, never the metric
 // text.
 func (f *Findings) Typed() []finding.Finding {
+	out, _ := f.Run()
+	return out
+}
+
+// Run is Typed that also names, sorted, the detectors that failed during
+// this evaluation (a contained panic): their findings are missing, so a
+// result built from the others is incomplete. agent check and agent lint exit
+// 2 on one; /api/v1/findings and the page name them.
+func (f *Findings) Run() (findings []finding.Finding, failed []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []finding.Finding
 	e := f.evaluate(false, func(r *nsResult) { out = append(out, r.findings...) })
 	out = append(out, e.found...)
 	finding.Sort(out)
-	return out
+	failed = slices.Clone(e.failed)
+	slices.Sort(failed)
+	return out, failed
 }
 
 // evaluate runs the detectors (the caller holds f.mu). It hands each
@@ -251,6 +258,9 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 				ok = f.run(e, d, v.At(now, nil), avail, now)
 			}
 			e.gauge(descDetectorSuccess, b2f(ok), d.name)
+			if !ok {
+				e.failed = append(e.failed, d.name)
+			}
 			e.gauge(descDetectorDuration, time.Since(start).Seconds(), d.name)
 			e.counter(descDetectorPanics, float64(f.panics[d.name]), d.name)
 			if d.perNamespace {
@@ -274,6 +284,9 @@ func (f *Findings) run(e *emitter, d detector, v model.View, avail model.Availab
 		}
 	}()
 	e.start(v, d.name)
+	if f.cfg.BeforeDetector != nil {
+		f.cfg.BeforeDetector(d.name)
+	}
 	d.emit(e, v, avail, now)
 	e.flushSilenced()
 	return true
@@ -333,6 +346,8 @@ type emitter struct {
 	silenced map[string]int
 	// found are the typed findings among the series emitted.
 	found []finding.Finding
+	// failed names the detectors that failed (evaluate's emitter only).
+	failed []string
 }
 
 var descSilenced = declare(finding.Family{Name: "driftwatch_findings_silenced",

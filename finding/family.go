@@ -67,7 +67,7 @@ type Family struct {
 	// detector is registered, declared for lint-only families.
 	Detector string
 
-	// What the page, `agent check`, `agent lint` and the dashboards say about
+	// What the page, `agent check` and `agent lint` say about
 	// a finding family (TestEveryFindingFamilyDeclaresItsText holds every
 	// finding family that restates none to having them):
 
@@ -80,8 +80,6 @@ type Family struct {
 	Lint []Rule
 	// Offline says why lint does not judge the family, when Lint is empty.
 	Offline string
-	// Panel is the family's stat on the dashboards' overview.
-	Panel *Panel
 
 	// label positions of the object's namespace, kind and name (-1: none).
 	nsAt, kindAt, nameAt int

@@ -34,34 +34,10 @@ const (
 	SevInfo     = finding.SevInfo
 )
 
-// FindingClass says which failure class a finding metric belongs to and how
-// severe one of its series is.
-type FindingClass struct {
-	Class    string
-	Severity Severity
-}
-
-// ClassOf classifies a series of metric with the given labels from the
-// family's catalog declaration. ok is false for metrics that are not findings
-// (the agent's health, object and inventory series) and for families that
-// restate another (the count form of missing keys, the pods behind a stale
-// workload), so each finding is listed once.
-func ClassOf(metric string, labels map[string]string) (FindingClass, bool) {
-	f, ok := finding.Lookup(metric)
-	if !ok || f.Kind != finding.KindFinding || f.Restates != "" {
-		return FindingClass{}, false
-	}
-	return FindingClass{Class: f.Class, Severity: f.SeverityOf(labels)}, true
-}
-
 // Finding is one finding of `agent check --output json` (and of
 // /api/v1/findings): finding.Finding, the one schema docs/findings-schema.md
 // documents.
 type Finding = finding.Finding
-
-// FromTyped turns the detectors' typed findings into check's findings, in
-// their order (severity, class, family, object).
-func FromTyped(fs []finding.Finding) []Finding { return fs }
 
 func objectOf(f Finding) string { return f.Object.String() }
 
@@ -140,6 +116,9 @@ func writeCheckText(w io.Writer, r CheckReport) error {
 	if len(r.SkippedDetectors) > 0 {
 		fmt.Fprintf(&b, "Detectors skipped: %s\n", strings.Join(r.SkippedDetectors, ", "))
 	}
+	if len(r.FailedDetectors) > 0 {
+		fmt.Fprintf(&b, "Detectors FAILED (their findings are missing): %s\n", strings.Join(r.FailedDetectors, ", "))
+	}
 	fmt.Fprintf(&b, "%s: %d critical, %d warning, %d info (fail on %s and above)\n",
 		strings.ToUpper(r.Result), r.Counts["critical"], r.Counts["warning"], r.Counts["info"], r.FailOn)
 	var trimmed strings.Builder
@@ -157,9 +136,14 @@ const checkUsage = `usage: agent check [--kubeconfig K] [--context C] [--output 
 
 Runs every detector once against the current cluster (after the informers sync)
 and prints the findings grouped by failure class.
-Exit status: 0 no finding at or above --fail-on, 1 otherwise, 2 on errors.
+Exit status: 0 no finding at or above --fail-on, 1 otherwise, 2 on errors
+(including a detector that failed: its findings would be missing).
 
 `
+
+// checkBeforeDetector is the findings' BeforeDetector (tests inject a failing
+// detector with it).
+var checkBeforeDetector func(string)
 
 // Check runs `agent check` with the default connection.
 func Check(args []string, stdout, stderr io.Writer) int {
@@ -211,7 +195,7 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		fmt.Fprintf(stderr, "agent check: --fail-on %q: want critical, warning or info\n", *failOn)
 		return ExitError
 	}
-	var findingsCfg dwcollectors.Config
+	findingsCfg := dwcollectors.Config{BeforeDetector: checkBeforeDetector}
 	if *esoSA != "" {
 		ns, name, ok := splitRef(*esoSA)
 		if !ok {
@@ -256,7 +240,8 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		case <-tick.C:
 		}
 	}
-	r := report.Build(a.Findings.Typed(), a.Findings.Skipped(), a.Manager.States(), threshold, nil)
+	typed, failedDetectors := a.Findings.Run()
+	r := report.Build(typed, failedDetectors, a.Findings.Skipped(), a.Manager.States(), threshold, nil)
 	failed := r.Failed()
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
@@ -267,6 +252,10 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "agent check: cannot write the result:", err)
+		return ExitError
+	}
+	if r.Incomplete() {
+		fmt.Fprintf(stderr, "agent check: detector(s) failed, their findings are missing: %s\n", strings.Join(r.FailedDetectors, ", "))
 		return ExitError
 	}
 	if failed {

@@ -7,6 +7,7 @@ import (
 	"github.com/driftwatch/driftwatch/finding"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,33 @@ func TestCheckExitCodes(t *testing.T) {
 	failing := func(string, string) (agent.Clients, error) { return agent.Clients{}, errors.New("no cluster") }
 	if code, _, errs := runCheck(t, failing); code != ExitError || !strings.Contains(errs, "no cluster") {
 		t.Fatalf("connect error: exit %d %q", code, errs)
+	}
+}
+
+// A detector that fails (a contained panic) makes check exit 2 and name it,
+// whatever the other detectors found: a gate must not pass on missing findings.
+func TestCheckDetectorFailed(t *testing.T) {
+	healthy := []runtime.Object{
+		secretObj("app", "config", map[string][]byte{"A": []byte("1")}),
+		checkPod("app", "web", "config"),
+	}
+	checkBeforeDetector = func(d string) {
+		if d == "missing_keys" {
+			panic("injected detector bug")
+		}
+	}
+	defer func() { checkBeforeDetector = nil }()
+	code, out, errs := runCheck(t, coreOnly(healthy...))
+	if code != ExitError || !strings.Contains(errs, "missing_keys") || !strings.Contains(out, "Detectors FAILED (their findings are missing): missing_keys") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, _ = runCheck(t, coreOnly(healthy...), "--output", "json")
+	var r CheckReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if code != ExitError || r.Result != "error" || !slices.Equal(r.FailedDetectors, []string{"missing_keys"}) {
+		t.Fatalf("json: exit %d, result %s, failed %v", code, r.Result, r.FailedDetectors)
 	}
 }
 
@@ -206,9 +234,10 @@ func TestClassOf(t *testing.T) {
 		{"go_goroutines", l{}, "", "", false},
 	}
 	for _, c := range cases {
-		got, ok := ClassOf(c.metric, c.labels)
-		if ok != c.ok || ok && (got.Class != c.class || got.Severity != c.sev) {
-			t.Errorf("%s%v: got %+v %v, want %s/%s %v", c.metric, c.labels, got, ok, c.class, c.sev, c.ok)
+		f, ok := finding.Lookup(c.metric)
+		ok = ok && f.Listed()
+		if ok != c.ok || ok && (f.Class != c.class || f.SeverityOf(c.labels) != c.sev) {
+			t.Errorf("%s%v: got %+v %v, want %s/%s %v", c.metric, c.labels, f, ok, c.class, c.sev, c.ok)
 		}
 	}
 }

@@ -40,11 +40,13 @@ type series struct {
 // findings (collectors.Findings.Typed: the families that restate another are
 // left out) and the number of findings an ignore annotation silenced (read from
 // driftwatch_findings_silenced; the per-namespace results are reused, so this
-// second pass reruns only the cluster-wide detectors).
-func detectorSeries(store *model.Store) ([]series, int, error) {
-	fs := collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now})
+// second pass reruns only the cluster-wide detectors), and the detectors
+// that failed (a contained panic: their findings are missing).
+func detectorSeries(store *model.Store, before func(string)) ([]series, int, []string, error) {
+	fs := collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now, BeforeDetector: before})
 	var out []series
-	for _, f := range fs.Typed() {
+	typed, failed := fs.Run()
+	for _, f := range typed {
 		if f.Value == 0 {
 			continue
 		}
@@ -52,11 +54,11 @@ func detectorSeries(store *model.Store) ([]series, int, error) {
 	}
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(fs); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	silenced := 0
 	for _, mf := range mfs {
@@ -67,15 +69,21 @@ func detectorSeries(store *model.Store) ([]series, int, error) {
 			silenced += int(m.GetGauge().GetValue())
 		}
 	}
-	return out, silenced, nil
+	return out, silenced, failed, nil
 }
 
 func (e *evaluation) judge() {
-	ser, silenced, err := detectorSeries(e.store)
+	ser, silenced, failed, err := detectorSeries(e.store, e.opts.beforeDetector)
 	if err != nil {
 		// The registry rejects inconsistent metrics: a driftwatch bug, not input.
 		e.report.Problems = append(e.report.Problems, Problem{File: "-", Message: "internal error running the detectors: " + err.Error()})
 		return
+	}
+	for _, d := range failed {
+		// A driftwatch bug, contained: the other detectors' findings are
+		// reported, and the run is an error (exit 2), not a pass.
+		e.report.Problems = append(e.report.Problems, Problem{File: "-",
+			Message: "detector " + d + " failed (" + RuleDetectorFailed + "): its findings are missing; the other detectors' are reported"})
 	}
 	e.report.Silenced = silenced
 	for _, s := range ser {

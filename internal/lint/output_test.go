@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"github.com/driftwatch/driftwatch/finding"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -327,5 +328,47 @@ func TestEveryRuleHasAJudge(t *testing.T) {
 		if !ids[id] {
 			t.Errorf("manifest judge %s: no family declares the rule", id)
 		}
+	}
+}
+
+// A detector that fails makes the run an error (exit 2) naming it; the other
+// detectors' findings are still reported.
+func TestDetectorFailureIsAnError(t *testing.T) {
+	const doc = `apiVersion: v1
+kind: Secret
+metadata: {name: a, namespace: app}
+stringData: {K: "1"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: b, namespace: app}
+stringData: {K: "1"}
+`
+	read := func() *Input { return ReadArgs([]string{"-"}, strings.NewReader(doc)) }
+	rep := Evaluate(read(), Options{beforeDetector: func(d string) {
+		if d == "adoption" {
+			panic("injected detector bug")
+		}
+	}})
+	if rep.Verdict(finding.SevCritical) != ResultError {
+		t.Fatalf("verdict %s, want error", rep.Verdict(finding.SevCritical))
+	}
+	named := false
+	for _, p := range rep.Problems {
+		named = named || !p.Note && strings.Contains(p.Message, "detector adoption failed")
+	}
+	if !named {
+		t.Errorf("no problem names the failed detector: %+v", rep.Problems)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, rep, finding.SevWarning, false); err != nil || !strings.Contains(b.String(), "detector adoption failed") {
+		t.Errorf("text output does not name it (%v):\n%s", err, b.String())
+	}
+	if len(rep.Findings) == 0 {
+		t.Error("the other detectors' findings (data in manifest) are not reported")
+	}
+	clean := Evaluate(read(), Options{})
+	if clean.Unreadable() || !slices.ContainsFunc(clean.Findings, func(f Finding) bool { return f.Rule == "duplicate_credentials" }) {
+		t.Errorf("without the fault: problems %+v, findings %+v", clean.Problems, clean.Findings)
 	}
 }

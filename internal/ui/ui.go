@@ -30,9 +30,10 @@ import (
 	"github.com/driftwatch/driftwatch/internal/report"
 )
 
-// Findings is what the page reads findings from (collectors.Findings).
+// Findings is what the page reads findings from (collectors.Findings): the
+// findings of one evaluation and the detectors that failed during it.
 type Findings interface {
-	Typed() []finding.Finding
+	Run() (findings []finding.Finding, failed []string)
 	Skipped() []string
 }
 
@@ -189,7 +190,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "waiting for informers to sync: "+s.waiting())
 		return
 	}
-	rep := report.Build(s.findings.Typed(), s.findings.Skipped(), s.health.States(), failOn, keep)
+	typed, failed := s.findings.Run()
+	rep := report.Build(typed, failed, s.findings.Skipped(), s.health.States(), failOn, keep)
 	headers(w, "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -273,16 +275,18 @@ type SevGroup struct {
 
 // PageData is what the findings page template renders.
 type PageData struct {
-	CSS         template.CSS
-	Refresh     int
-	Ready       bool
-	Waiting     string
-	Namespace   string
-	Namespaces  []string
-	Counts      map[string]int
-	Total       int
-	Classes     []ClassGroup
-	Skipped     []string
+	CSS        template.CSS
+	Refresh    int
+	Ready      bool
+	Waiting    string
+	Namespace  string
+	Namespaces []string
+	Counts     map[string]int
+	Total      int
+	Classes    []ClassGroup
+	Skipped    []string
+	// Failed names the detectors that failed: their findings are missing.
+	Failed      []string
 	Unavailable []string
 	Generated   string
 	Version     string
@@ -485,8 +489,9 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		d = PageData{CSS: template.CSS(css), Refresh: 5, Waiting: s.waiting(), Namespace: ns,
 			Generated: s.opts.Now().UTC().Format(time.RFC3339), Version: s.opts.Version}
 	} else {
-		d = s.Page(s.findings.Typed(), ns)
-		d.Skipped = s.findings.Skipped()
+		typed, failed := s.findings.Run()
+		d = s.Page(typed, ns)
+		d.Skipped, d.Failed = s.findings.Skipped(), failed
 		for _, st := range s.health.States() {
 			if !st.Available() && st.Reason != "not_watched" {
 				d.Unavailable = append(d.Unavailable, string(st.Resource)+"="+st.Reason)
@@ -532,7 +537,7 @@ func (s *Server) serveSecret(w http.ResponseWriter, r *http.Request) {
 		d.Waiting, d.Refresh = s.waiting(), 5
 	} else {
 		d.Ready = true
-		typed := s.findings.Typed()
+		typed, _ := s.findings.Run()
 		s.store.Read(func(v model.View) {
 			d.Path = buildPath(v, ns, name, typed)
 			for _, f := range typed {

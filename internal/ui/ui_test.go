@@ -421,12 +421,36 @@ func TestCommandsPrintNoValues(t *testing.T) {
 
 type staticFindings []finding.Finding
 
-func (s staticFindings) Typed() []finding.Finding { return s }
-func (staticFindings) Skipped() []string          { return nil }
+func (s staticFindings) Run() ([]finding.Finding, []string) { return s, nil }
+func (staticFindings) Skipped() []string                    { return nil }
 
 type notReady struct{}
 
 func (notReady) Ready() bool { return false }
 func (notReady) States() []model.ResourceState {
 	return []model.ResourceState{{Resource: model.ResSecrets, Enabled: true}}
+}
+
+// failedFindings: no finding, and a detector that failed.
+type failedFindings struct{}
+
+func (failedFindings) Run() ([]finding.Finding, []string) { return nil, []string{"flips"} }
+func (failedFindings) Skipped() []string                  { return nil }
+
+// A detector that failed is named by the API (result error) and the page:
+// "no findings" must not read as "nothing wrong" when a detector did not run.
+func TestFailedDetectorIsNamed(t *testing.T) {
+	st := mt.NewStore(t)
+	h := ui.New(st, failedFindings{}, ready{}, ui.Options{}).Handler()
+	var api report.Report
+	rec := fetch(t, h, "/api/v1/findings")
+	if err := json.Unmarshal(rec.Body.Bytes(), &api); err != nil {
+		t.Fatal(err)
+	}
+	if api.Result != "error" || !slices.Equal(api.FailedDetectors, []string{"flips"}) {
+		t.Errorf("API: result %s, failed %v", api.Result, api.FailedDetectors)
+	}
+	if body := fetch(t, h, "/").Body.String(); !strings.Contains(body, `id="failed-detectors"`) || !strings.Contains(body, "flips") {
+		t.Errorf("the page does not name the failed detector:\n%s", body)
+	}
 }
