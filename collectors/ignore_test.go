@@ -68,6 +68,16 @@ func TestIgnoresParsing(t *testing.T) {
 			t.Errorf("%q: %v, want %v", v, got, want)
 		}
 	}
+	// A former detector name still silences the renamed detector, and only it.
+	for former, now := range model.DetectorAliases {
+		m := model.ObjectMeta{Annotations: map[string]string{model.AnnIgnore: former}}
+		if !m.Ignores(now) || m.Ignores("missing_keys") {
+			t.Errorf("alias %s: ignores %s %v, missing_keys %v", former, now, m.Ignores(now), m.Ignores("missing_keys"))
+		}
+		if !slices.ContainsFunc(registered, func(d detector) bool { return d.name == now }) {
+			t.Errorf("alias %s names %s, which is not a registered detector", former, now)
+		}
+	}
 }
 
 // A detector that panics is contained: its partial output is dropped, its

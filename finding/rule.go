@@ -7,8 +7,6 @@ package finding
 type Rule struct {
 	// ID names the rule in every output (SARIF ruleId, JSON rule, --rules).
 	ID string
-	// Aliases are former IDs, still accepted where a user writes one.
-	Aliases []string
 	// Label/Value narrow the family to the rule.
 	Label, Value string
 	// Why is the one-line reason the rule exists.

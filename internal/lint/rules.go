@@ -27,26 +27,6 @@ var Rules = finding.Rules()
 var malformedRule = Rule{ID: RuleMalformed,
 	Why: "a file could not be read or a document does not parse or decode: it was not checked (exit status 2)"}
 
-// ruleByID returns a rule by ID or by one of its former IDs.
-func ruleByID(id string) (*Rule, bool) {
-	for _, r := range Rules {
-		if r.ID == id {
-			return r, true
-		}
-	}
-	for _, r := range Rules {
-		for _, a := range r.Aliases {
-			if a == id {
-				return r, true
-			}
-		}
-	}
-	if id == RuleMalformed {
-		return &malformedRule, true
-	}
-	return nil, false
-}
-
 // ruleOf returns the rule a series of family with labels belongs to; false for
 // families lint does not judge offline (sync health, flips, stale pods, ...:
 // they need a live object's status or history, finding.Family.Offline says which).

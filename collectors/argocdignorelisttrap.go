@@ -1,7 +1,7 @@
 package collectors
 
-// The argocd_ignore_trap detector: its metric families (the catalog entries), its registry
-// entry and how it emits (detect/argocdignoretrap.go is the detector itself).
+// The argocd_ignore_list_trap detector: its metric families (the catalog entries), its registry
+// entry and how it emits (detect/argocdignorelisttrap.go is the detector itself).
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ var (
 )
 
 func init() {
-	register(detector{name: "argocd_ignore_trap", requires: []model.Resource{model.ResApplications}, emit: emitArgoIgnoreTrap,
+	register(detector{name: "argocd_ignore_list_trap", requires: []model.Resource{model.ResApplications}, emit: emitArgoIgnoreTrap,
 		families: []*prometheus.Desc{descArgoIgnoreListTrap}})
 }
 
