@@ -1,7 +1,6 @@
 package alerts
 
 import (
-	"github.com/driftwatch/driftwatch/finding"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // tool finds a real binary in $DRIFTWATCH_TOOLS_BIN or on PATH. Missing: the test

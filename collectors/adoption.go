@@ -5,12 +5,12 @@ package collectors
 
 import (
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 

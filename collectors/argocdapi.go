@@ -1,10 +1,11 @@
 package collectors
 
 import (
-	"github.com/driftwatch/driftwatch/finding"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // ArgoCDAPISource reports the Argo CD API poller's request counts per HTTP

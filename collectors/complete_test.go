@@ -1,11 +1,12 @@
 package collectors
 
 import (
-	"github.com/driftwatch/driftwatch/finding"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // Adding a detector touches: detect/<name>.go (the detector), collectors/<name>.go

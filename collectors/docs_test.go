@@ -2,11 +2,12 @@ package collectors
 
 import (
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"os"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // The README's metric tables are generated from the catalog: each family's

@@ -2,12 +2,12 @@ package collectors
 
 import (
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 

@@ -4,12 +4,12 @@ package collectors
 // entry and how it emits (detect/inventory.go is the detector itself).
 
 import (
-	"github.com/driftwatch/driftwatch/finding"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 

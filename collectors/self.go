@@ -1,12 +1,12 @@
 package collectors
 
 import (
-	"github.com/driftwatch/driftwatch/finding"
 	"runtime"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 

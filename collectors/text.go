@@ -3,12 +3,13 @@ package collectors
 import (
 	"bytes"
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"io"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // WriteText writes every finding in the Prometheus text exposition format

@@ -206,7 +206,7 @@ func Declare(f Family) *Family {
 	if f.LintOnly && (f.Kind != KindFinding || f.Detector == "") {
 		panic(fmt.Sprintf("finding: lint family %s needs kind finding and a detector", f.Name))
 	}
-	if _, dup := LookupAny(f.Name); dup {
+	if _, dup := lookup(f.Name); dup {
 		panic(fmt.Sprintf("finding: family %s declared twice", f.Name))
 	}
 	f.nsAt, f.kindAt, f.nameAt = -1, -1, -1
@@ -232,15 +232,26 @@ func Declare(f Family) *Family {
 	return fam
 }
 
+// declared panics when no family was declared: the families are declared
+// by the collectors package (each next to its detector), so a program that
+// reads the catalog without linking collectors would find nothing and, say,
+// filter every finding out. Import collectors (blank, if need be).
+func declared() {
+	if len(catalog) == 0 {
+		panic("finding: the catalog is empty: the program does not link github.com/driftwatch/driftwatch/collectors, which declares the families")
+	}
+}
+
 // Catalog returns every family the agent exports (findings, objects, its own
 // health), in declaration order. Do not modify them.
-func Catalog() []*Family { return slices.Clone(catalog) }
+func Catalog() []*Family { declared(); return slices.Clone(catalog) }
 
 // LintFamilies returns the lint-only families. Do not modify them.
-func LintFamilies() []*Family { return slices.Clone(lintCatalog) }
+func LintFamilies() []*Family { declared(); return slices.Clone(lintCatalog) }
 
 // Lookup returns the exported family of a metric name.
 func Lookup(name string) (*Family, bool) {
+	declared()
 	for _, f := range catalog {
 		if f.Name == name {
 			return f, true
@@ -251,12 +262,16 @@ func Lookup(name string) (*Family, bool) {
 
 // LookupAny returns the family of a metric name, exported or lint-only.
 func LookupAny(name string) (*Family, bool) {
-	if f, ok := Lookup(name); ok {
-		return f, true
-	}
-	for _, f := range lintCatalog {
-		if f.Name == name {
-			return f, true
+	declared()
+	return lookup(name)
+}
+
+func lookup(name string) (*Family, bool) {
+	for _, fs := range [][]*Family{catalog, lintCatalog} {
+		for _, f := range fs {
+			if f.Name == name {
+				return f, true
+			}
 		}
 	}
 	return nil, false

@@ -39,6 +39,7 @@ func (r *Rule) Matches(labels map[string]string) bool {
 // Rules lists every lint rule the families declare, exporter families first,
 // in declaration order.
 func Rules() []*Rule {
+	declared()
 	var out []*Rule
 	for _, fs := range [][]*Family{catalog, lintCatalog} {
 		for _, f := range fs {

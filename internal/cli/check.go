@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"io"
 	"log/slog"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/alerts"
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/report"

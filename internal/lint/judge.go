@@ -2,7 +2,6 @@ package lint
 
 import (
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"sort"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )

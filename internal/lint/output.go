@@ -3,12 +3,13 @@ package lint
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"io"
 	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // Result of a run, and its exit status.

@@ -6,13 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/driftwatch/driftwatch/finding"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // sample is a rendering with a finding of most rules, an assumption and a

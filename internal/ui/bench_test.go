@@ -2,7 +2,6 @@ package ui_test
 
 import (
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 	"github.com/driftwatch/driftwatch/internal/ui"

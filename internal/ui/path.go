@@ -1,11 +1,11 @@
 package ui
 
 import (
-	"github.com/driftwatch/driftwatch/detect"
-	"github.com/driftwatch/driftwatch/finding"
 	"slices"
 	"sort"
 
+	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 

@@ -1,11 +1,11 @@
 package ui
 
 import (
-	"github.com/driftwatch/driftwatch/finding"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )

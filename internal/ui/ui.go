@@ -15,8 +15,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
-	"github.com/driftwatch/driftwatch/internal/model"
 	"html/template"
 	"io"
 	"net/http"
@@ -27,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/driftwatch/driftwatch/finding"
+	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/report"
 )
 

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"github.com/driftwatch/driftwatch/finding"
-
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +14,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	// collectors declares the families finding.Lookup reads.
+	_ "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // Series is one sample of a scrape: a metric name, its labels and value.

@@ -8,7 +8,6 @@ package pages
 
 import (
 	"fmt"
-	"github.com/driftwatch/driftwatch/finding"
 	"maps"
 	"net/http"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
