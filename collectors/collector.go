@@ -18,6 +18,9 @@ import (
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
+// DefaultOverdueFactor is Config.OverdueFactor's default (--sync-overdue-factor).
+const DefaultOverdueFactor = 3
+
 // Config tunes what the findings collector emits.
 type Config struct {
 	// NoKeyLabel drops the key label: missing keys are reported as counts per Secret.
@@ -58,7 +61,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.OverdueFactor <= 0 {
-		c.OverdueFactor = 3
+		c.OverdueFactor = DefaultOverdueFactor
 	}
 	if c.Now == nil {
 		c.Now = time.Now
