@@ -29,7 +29,7 @@ type Config struct {
 	// Build identifies the binary (cmd/agent sets it from -ldflags):
 	// driftwatch_build_info and the page's footer. Empty fields read "dev"
 	// and "unknown".
-	Build dwcollectors.BuildInfo
+	Build             dwcollectors.BuildInfo
 	Listen            string
 	Namespaces        []string
 	ExcludeNamespaces []string
