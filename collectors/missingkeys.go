@@ -18,6 +18,7 @@ import (
 var (
 	descMissingKey = declare(finding.Family{
 		Name: "driftwatch_secret_missing_key",
+		Path: finding.PathMissingKey,
 		Lint: []finding.Rule{{ID: "missing_key",
 			Why: "a workload (or an expected-keys annotation) reads a key that neither the Secret nor the ExternalSecret of the rendering provides: the pod fails to start, or starts without it when the reference is optional"}},
 		Commands:   missingKeyCommands,
@@ -42,6 +43,7 @@ var (
 	})
 	descAbsent = declare(finding.Family{
 		Name: "driftwatch_secret_absent",
+		Path: finding.PathAbsent,
 		Lint: []finding.Rule{{ID: "absent_secret", Strict: true,
 			Why: "a workload reads a Secret that is not in the rendering and that no ExternalSecret of it writes (only with --strict: otherwise it is assumed to exist)"}},
 		Commands: absentCommands,

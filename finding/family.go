@@ -80,10 +80,23 @@ type Family struct {
 	Lint []Rule
 	// Offline says why lint does not judge the family, when Lint is empty.
 	Offline string
+	// Path is what a finding of the family marks on the delivery-path picture
+	// of its Secret (the page's /secret/NS/NAME): "" nothing of its own.
+	Path PathMark
 
 	// label positions of the object's namespace, kind and name (-1: none).
 	nsAt, kindAt, nameAt int
 }
+
+// PathMark is what a finding marks on its Secret's delivery-path picture.
+type PathMark string
+
+const (
+	// PathMissingKey: the key label names a key the Secret lacks.
+	PathMissingKey PathMark = "missing_key"
+	// PathAbsent: the Secret does not exist.
+	PathAbsent PathMark = "absent"
+)
 
 // ObjectRef names the object a series is about, from its labels: the
 // namespace label "namespace", a fixed Kind or one a label holds, and the label

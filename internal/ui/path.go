@@ -119,8 +119,8 @@ func buildPath(v model.View, ns, name string, fs []finding.Finding) Path {
 			if f.Object.Namespace != ns || f.Object.Name != name {
 				continue
 			}
-			switch f.Family.Name {
-			case "driftwatch_secret_missing_key":
+			switch f.Family.Path {
+			case finding.PathMissingKey:
 				k := f.Labels["key"]
 				mk := missing[k]
 				if mk == nil {
@@ -133,7 +133,7 @@ func buildPath(v model.View, ns, name string, fs []finding.Finding) Path {
 				if f.Labels["optional"] != "true" {
 					mk.Optional = false
 				}
-			case "driftwatch_secret_absent":
+			case finding.PathAbsent:
 				p.Absent = true
 			}
 		case "ExternalSecret":
