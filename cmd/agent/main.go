@@ -217,14 +217,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		d := demo.New(log)
 		clients = d.Clients()
 		go d.Run(ctx)
-		if o.argo.Server == "" {
-			cleanup, err := d.ArgoCD(&o.argo, &o.flux)
-			if err != nil {
-				fmt.Fprintln(stderr, "agent: demo:", err)
-				return 2
-			}
-			defer cleanup()
+		cleanup, err := d.ArgoCD(&o.argo, &o.flux)
+		if err != nil {
+			fmt.Fprintln(stderr, "agent: demo:", err)
+			return 2
 		}
+		defer cleanup()
 		if o.discoveryInterval == 30*time.Second {
 			o.discoveryInterval = 2 * time.Second
 		}
