@@ -29,14 +29,12 @@ type Metric struct {
 	Name string
 	// Class is finding, inventory or self.
 	Class string
-	// Pending names the issue still adding the metric ("" when exported now).
-	Pending string
 }
 
 // Metrics parses metrics.txt: the one list of metric names driftwatch exports.
 func Metrics() ([]Metric, error) { return ParseMetrics(metricsTxt) }
 
-// ParseMetrics parses the metrics.txt format: NAME CLASS [pending:ISSUE], # comments.
+// ParseMetrics parses the metrics.txt format: NAME CLASS, # comments.
 func ParseMetrics(b []byte) ([]Metric, error) {
 	var out []Metric
 	seen := map[string]bool{}
@@ -47,21 +45,14 @@ func ParseMetrics(b []byte) ([]Metric, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) < 2 || len(f) > 3 {
-			return nil, fmt.Errorf("metrics.txt:%d: want NAME CLASS [pending:ISSUE]", n)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("metrics.txt:%d: want NAME CLASS", n)
 		}
 		m := Metric{Name: f[0], Class: f[1]}
 		switch m.Class {
 		case "finding", "inventory", "self":
 		default:
 			return nil, fmt.Errorf("metrics.txt:%d: class %q: want finding, inventory or self", n, m.Class)
-		}
-		if len(f) == 3 {
-			p, ok := strings.CutPrefix(f[2], "pending:")
-			if !ok || p == "" {
-				return nil, fmt.Errorf("metrics.txt:%d: third field %q: want pending:ISSUE", n, f[2])
-			}
-			m.Pending = p
 		}
 		if seen[m.Name] {
 			return nil, fmt.Errorf("metrics.txt:%d: %s listed twice", n, m.Name)

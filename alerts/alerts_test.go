@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // tool finds a real binary in $DRIFTWATCH_TOOLS_BIN or on PATH. Missing: the test
@@ -299,7 +300,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 }
 
 // metrics.txt and the collectors agree: every registered driftwatch metric is
-// listed, and every listed metric is registered unless it is marked pending.
+// listed, and every listed metric is registered.
 func TestMetricsListMatchesCollectors(t *testing.T) {
 	ms, err := Metrics()
 	if err != nil {
@@ -309,13 +310,8 @@ func TestMetricsListMatchesCollectors(t *testing.T) {
 	listed := map[string]Metric{}
 	for _, m := range ms {
 		listed[m.Name] = m
-		switch {
-		case reg[m.Name] && m.Pending != "":
-			t.Logf("%s is registered now: drop its pending:%s marker in alerts/metrics.txt", m.Name, m.Pending)
-		case !reg[m.Name] && m.Pending == "":
+		if !reg[m.Name] {
 			t.Errorf("alerts/metrics.txt lists %s but no collector registers it", m.Name)
-		case !reg[m.Name]:
-			t.Logf("%s: pending (issue %s), not registered yet", m.Name, m.Pending)
 		}
 	}
 	var missing []string
@@ -361,12 +357,12 @@ var (
 	selectorRef = regexp.MustCompile(`\b(driftwatch_[a-z0-9_]+)\b(\{[^}]*\})?`)
 	matcherRef  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
 	joinRef     = regexp.MustCompile(`\b(and|unless)\b`)
-	severityOf  = map[string]collectors.Severity{"critical": collectors.SevCritical, "warning": collectors.SevWarning}
+	severityOf  = map[string]finding.Severity{"critical": finding.SevCritical, "warning": finding.SevWarning}
 )
 
 // selectedSeverities returns the severities of the finding family's series that
 // a selector's matchers select.
-func selectedSeverities(f *collectors.Family, selector string) []collectors.Severity {
+func selectedSeverities(f *finding.Family, selector string) []finding.Severity {
 	all := f.Severities()
 	if f.SeverityBy == nil {
 		return all
@@ -377,10 +373,10 @@ func selectedSeverities(f *collectors.Family, selector string) []collectors.Seve
 		}
 		switch m[2] {
 		case "=":
-			return []collectors.Severity{f.SeverityOf(map[string]string{m[1]: m[3]})}
+			return []finding.Severity{f.SeverityOf(map[string]string{m[1]: m[3]})}
 		case "!=":
-			var out []collectors.Severity
-			add := func(s collectors.Severity) {
+			var out []finding.Severity
+			add := func(s finding.Severity) {
 				for _, o := range out {
 					if o == s {
 						return
@@ -400,20 +396,20 @@ func selectedSeverities(f *collectors.Family, selector string) []collectors.Seve
 	return all
 }
 
-// Each finding family declares its severity once (collectors.Catalog); the
+// Each finding family declares its severity once (finding.Catalog); the
 // alert rules must agree with it: every series an alert is about (the
 // selectors before a join's and/unless, which only restrict or exclude) has
 // the alert's severity, every critical or warning series is alerted at its
 // severity, and info is never alerted.
 func TestAlertSeveritiesMatchCatalog(t *testing.T) {
-	covered := map[string]map[collectors.Severity]bool{}
-	cover := func(f *collectors.Family, s collectors.Severity) {
+	covered := map[string]map[finding.Severity]bool{}
+	cover := func(f *finding.Family, s finding.Severity) {
 		name := f.Name
 		if f.Restates != "" {
 			name = f.Restates
 		}
 		if covered[name] == nil {
-			covered[name] = map[collectors.Severity]bool{}
+			covered[name] = map[finding.Severity]bool{}
 		}
 		covered[name][s] = true
 	}
@@ -427,8 +423,8 @@ func TestAlertSeveritiesMatchCatalog(t *testing.T) {
 			subject = subject[:loc[0]]
 		}
 		for _, m := range selectorRef.FindAllStringSubmatch(subject, -1) {
-			f, ok := collectors.Lookup(m[1])
-			if !ok || f.Kind != collectors.KindFinding {
+			f, ok := finding.Lookup(m[1])
+			if !ok || f.Kind != finding.KindFinding {
 				continue
 			}
 			for _, s := range selectedSeverities(f, m[2]) {
@@ -439,8 +435,8 @@ func TestAlertSeveritiesMatchCatalog(t *testing.T) {
 			cover(f, want)
 		}
 	}
-	for _, f := range collectors.Catalog() {
-		if f.Kind != collectors.KindFinding {
+	for _, f := range finding.Catalog() {
+		if f.Kind != finding.KindFinding {
 			continue
 		}
 		name := f.Name
@@ -448,7 +444,7 @@ func TestAlertSeveritiesMatchCatalog(t *testing.T) {
 			name = f.Restates
 		}
 		for _, s := range f.Severities() {
-			if s == collectors.SevInfo {
+			if s == finding.SevInfo {
 				continue
 			}
 			if !covered[name][s] {

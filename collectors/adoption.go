@@ -10,38 +10,56 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descUnsafe = declare(Family{
+	descUnsafe = declare(finding.Family{
 		Name: "driftwatch_externalsecret_unsafe",
+		Lint: []finding.Rule{
+			{ID: detect.UnsafeImplicitCreationPolicy, Label: "reason", Value: detect.UnsafeImplicitCreationPolicy,
+				Why: "an ExternalSecret without spec.target.creationPolicy gets Owner: ESO takes over an existing Secret of that name, and deleting the ExternalSecret garbage-collects it"},
+			{ID: detect.UnsafeOwnerOverExisting, Label: "reason", Value: detect.UnsafeOwnerOverExisting,
+				Why: "an ExternalSecret with creationPolicy Owner writes a Secret the rendering also defines with data: ESO takes it over and rewrites it, the next apply of the manifest rewrites it back, and deleting the ExternalSecret garbage-collects it"},
+			{ID: detect.UnsafeDeleteWithMerge, Label: "reason", Value: detect.UnsafeDeleteWithMerge,
+				Why: "deletionPolicy Delete with creationPolicy Merge: a key that disappears from the store is deleted from a Secret ESO does not own"},
+			{ID: detect.UnsafeUnexpectedKeys, Label: "reason", Value: detect.UnsafeUnexpectedKeys,
+				Why: "an ExternalSecret with dataFrom.find writes a Secret whose manifest holds keys outside its declared driftwatch.io/expected-keys"},
+		},
+		Commands: unsafeCommands,
 		Help: "1 when an ExternalSecret's configuration can destroy or leak data on adoption or deletion. " +
 			"reason: implicit_creation_policy, owner_over_existing, delete_with_merge, unexpected_keys.",
 		Labels:   []string{"namespace", "externalsecret", "reason"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Adoption safety",
-		Severity: SevWarning,
+		Severity: finding.SevWarning,
 	})
-	descDuplicate = declare(Family{
-		Name:     "driftwatch_secret_duplicate_credentials",
+	descDuplicate = declare(finding.Family{
+		Name: "driftwatch_secret_duplicate_credentials",
+		Lint: []finding.Rule{{ID: "duplicate_credentials",
+			Why: "two Secret manifests of a namespace hold exactly the same data (compared by keyed fingerprint, never by value): a forgotten copy that will not rotate"}},
+		Commands: duplicateCommands,
 		Help:     "1 when a Secret holds exactly the same data as another Secret of its namespace (duplicate_of, the first in lexical order).",
 		Labels:   []string{"namespace", "secret", "duplicate_of"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Adoption safety",
-		Severity: SevWarning,
+		Severity: finding.SevWarning,
 	})
-	descLastAppliedData = declare(Family{
-		Name:       "driftwatch_secret_last_applied_data",
+	descLastAppliedData = declare(finding.Family{
+		Name: "driftwatch_secret_last_applied_data",
+		Lint: []finding.Rule{{ID: "last_applied_data",
+			Why: "a Secret's kubectl.kubernetes.io/last-applied-configuration annotation carries a copy of its data: a second copy of every value that never rotates"}},
+		Commands:   lastAppliedDataCommands,
 		Help:       "1 when a Secret's last-applied-configuration annotation holds a copy of its data; stale=\"true\" when the copy differs from live.",
 		Labels:     []string{"namespace", "secret", "stale"},
-		Kind:       KindFinding,
-		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:       finding.KindFinding,
+		Object:     &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:      "Adoption safety",
-		Severity:   SevInfo,
-		SeverityBy: &SeverityBy{Label: "stale", Values: map[string]Severity{"true": SevWarning}},
+		Severity:   finding.SevInfo,
+		SeverityBy: &finding.SeverityBy{Label: "stale", Values: map[string]finding.Severity{"true": finding.SevWarning}},
 	})
 )
 
@@ -81,4 +99,20 @@ func emitAdoption(e *emitter, v model.View, a model.Availability, _ time.Time) {
 			}
 		}
 	}
+}
+
+func unsafeCommands(c *finding.Commands) {
+	c.ExternalSecretConditions()
+	c.Confirm("its target and policies", "kubectl -n "+c.NS()+" get externalsecret "+c.Name()+` -o json | jq '.spec.target'`)
+}
+
+func lastAppliedDataCommands(c *finding.Commands) {
+	ns, name := c.NS(), c.Name()
+	c.Confirm("the key names the annotation carries", "kubectl -n "+ns+" get secret "+name+
+		` -o json | jq -r '.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"] // "{}" | fromjson | {data: (.data // {} | keys), stringData: (.stringData // {} | keys)}'`)
+	c.Fix("remove the data-carrying annotation", "kubectl -n "+ns+" annotate secret "+name+" kubectl.kubernetes.io/last-applied-configuration-")
+}
+
+func duplicateCommands(c *finding.Commands) {
+	c.Confirm("compare the two Secrets key by key (verdicts only)", "kubectl driftwatch compare "+c.NS()+"/"+c.Name()+" "+c.NS()+"/"+c.L("duplicate_of"))
 }

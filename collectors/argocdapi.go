@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // ArgoCDAPISource reports the Argo CD API poller's request counts per HTTP
@@ -14,12 +16,12 @@ type ArgoCDAPISource interface {
 }
 
 var (
-	descArgoRequests = declareFor(collArgoCD, Family{Name: "driftwatch_argocd_requests_total",
+	descArgoRequests = declareFor(collArgoCD, finding.Family{Name: "driftwatch_argocd_requests_total",
 		Help:   "Requests to the Argo CD API by HTTP status code (\"timeout\" or \"error\" when no response arrived).",
-		Labels: []string{"code"}, Kind: KindHealth, Type: prometheus.CounterValue})
-	descArgoUp = declareFor(collArgoCD, Family{Name: "driftwatch_argocd_api_up",
+		Labels: []string{"code"}, Kind: finding.KindHealth, Type: finding.Counter})
+	descArgoUp = declareFor(collArgoCD, finding.Family{Name: "driftwatch_argocd_api_up",
 		Help: "1 when the last request to the Argo CD API was answered and understood, 0 otherwise (absent until a request was made).",
-		Kind: KindHealth})
+		Kind: finding.KindHealth})
 )
 
 // ArgoCDAPI exports the Argo CD API poller's health (registered with

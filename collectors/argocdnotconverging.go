@@ -10,19 +10,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descArgoNotConverging = declare(Family{
-		Name: "driftwatch_argocd_not_converging",
+	descArgoNotConverging = declare(finding.Family{
+		Name:     "driftwatch_argocd_not_converging",
+		Offline:  "needs the Application's live sync state over time",
+		Commands: notConvergingCommands,
 		Help: "Seconds an Argo CD Application has stayed OutOfSync at the revision its last sync operation applied with phase Succeeded " +
 			"(reported above the threshold); automated says whether Argo CD syncs it by itself.",
 		Labels:   []string{"namespace", "application", "automated"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Application", NameLabel: "application"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "Application", NameLabel: "application"},
 		Class:    "Argo CD not converging",
-		Severity: SevWarning,
+		Severity: finding.SevWarning,
 	})
 )
 
@@ -46,4 +49,9 @@ func emitArgoNotConverging(e *emitter, v model.View, a model.Availability, now t
 				time.Duration(n.Seconds*float64(time.Second)).Round(time.Second), automated)
 		}
 	}
+}
+
+func notConvergingCommands(c *finding.Commands) {
+	c.Confirm("the Application's sync state", "kubectl -n "+c.NS()+" get application "+c.Name()+
+		` -o json | jq '{sync: .status.sync | {status, revision}, operation: .status.operationState | {phase, finishedAt}}'`)
 }

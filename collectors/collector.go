@@ -14,8 +14,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
+
+// DefaultOverdueFactor is Config.OverdueFactor's default (--sync-overdue-factor).
+const DefaultOverdueFactor = 3
 
 // Config tunes what the findings collector emits.
 type Config struct {
@@ -39,6 +43,11 @@ type Config struct {
 	// ESOServiceAccount is the ESO controller's ServiceAccount, which ambient
 	// store auth runs as (default detect.DefaultESOServiceAccount).
 	ESOServiceAccount model.Ref
+	// BeforeDetector, when set, is called as each detector starts, inside
+	// the containment of its failures: a panic there counts as the detector's
+	// (tests use it to prove a failed detector reaches agent check, agent
+	// lint, /api/v1/findings and the page).
+	BeforeDetector func(detector string)
 	// OwnsNamespace, when set (sharding), says which namespaces' series this
 	// agent exports: a series whose namespace label another shard owns is
 	// dropped, and per-namespace detectors skip those namespaces. The
@@ -52,7 +61,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.OverdueFactor <= 0 {
-		c.OverdueFactor = 3
+		c.OverdueFactor = DefaultOverdueFactor
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -102,7 +111,7 @@ type nsResult struct {
 	metrics []prometheus.Metric
 	// findings are the typed findings among the metrics (Typed, agent check,
 	// the findings page): bounded by findings.
-	findings []Finding
+	findings []finding.Finding
 	// text is the metrics in the text exposition format, per family without the
 	// HELP/TYPE header (order: the families in order of first appearance),
 	// encoded at the first WriteText that needs it. The metrics are then dropped:
@@ -156,31 +165,22 @@ func (f *Findings) Skipped() []string {
 	return out
 }
 
-// DetectorNames lists the detectors in registry order.
-func (f *Findings) DetectorNames() []string {
-	out := make([]string, 0, len(f.detectors))
-	for _, d := range f.detectors {
-		out = append(out, d.name)
-	}
-	return out
-}
-
 var (
-	descDetectorEnabled = declare(Family{Name: "driftwatch_detector_enabled",
+	descDetectorEnabled = declare(finding.Family{Name: "driftwatch_detector_enabled",
 		Help:   "1 when the detector runs: every resource it needs is served, permitted and synced.",
-		Labels: []string{"detector"}, Kind: KindHealth})
-	descDetectorDuration = declare(Family{Name: "driftwatch_detector_duration_seconds",
+		Labels: []string{"detector"}, Kind: finding.KindHealth})
+	descDetectorDuration = declare(finding.Family{Name: "driftwatch_detector_duration_seconds",
 		Help:   "How long the detector took during this scrape.",
-		Labels: []string{"detector"}, Kind: KindHealth})
-	descDetectorSuccess = declare(Family{Name: "driftwatch_detector_success",
+		Labels: []string{"detector"}, Kind: finding.KindHealth})
+	descDetectorSuccess = declare(finding.Family{Name: "driftwatch_detector_success",
 		Help:   "1 when the detector ran to the end during this scrape, 0 when it failed (a contained panic: its findings are missing).",
-		Labels: []string{"detector"}, Kind: KindHealth})
-	descDetectorPanics = declare(Family{Name: "driftwatch_detector_failures_total",
+		Labels: []string{"detector"}, Kind: finding.KindHealth})
+	descDetectorPanics = declare(finding.Family{Name: "driftwatch_detector_failures_total",
 		Help:   "Detector runs that failed (a contained panic) since the agent started.",
-		Labels: []string{"detector"}, Kind: KindHealth, Type: prometheus.CounterValue})
-	descDetectorNSEvals = declare(Family{Name: "driftwatch_detector_namespace_evaluations_total",
+		Labels: []string{"detector"}, Kind: finding.KindHealth, Type: finding.Counter})
+	descDetectorNSEvals = declare(finding.Family{Name: "driftwatch_detector_namespace_evaluations_total",
 		Help:   "Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.",
-		Labels: []string{"detector"}, Kind: KindHealth, Type: prometheus.CounterValue})
+		Labels: []string{"detector"}, Kind: finding.KindHealth, Type: finding.Counter})
 )
 
 // Describe sends every descriptor the collector may emit.
@@ -211,14 +211,25 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 // the same findings Collect exports, with what each detector knew (evidence,
 // consumers). agent check and the findings page read these, never the metric
 // text.
-func (f *Findings) Typed() []Finding {
+func (f *Findings) Typed() []finding.Finding {
+	out, _ := f.Run()
+	return out
+}
+
+// Run is Typed that also names, sorted, the detectors that failed during
+// this evaluation (a contained panic): their findings are missing, so a
+// result built from the others is incomplete. agent check and agent lint exit
+// 2 on one; /api/v1/findings and the page name them.
+func (f *Findings) Run() (findings []finding.Finding, failed []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Finding
+	var out []finding.Finding
 	e := f.evaluate(false, func(r *nsResult) { out = append(out, r.findings...) })
 	out = append(out, e.found...)
-	SortFindings(out)
-	return out
+	finding.Sort(out)
+	failed = slices.Clone(e.failed)
+	slices.Sort(failed)
+	return out, failed
 }
 
 // evaluate runs the detectors (the caller holds f.mu). It hands each
@@ -250,6 +261,9 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 				ok = f.run(e, d, v.At(now, nil), avail, now)
 			}
 			e.gauge(descDetectorSuccess, b2f(ok), d.name)
+			if !ok {
+				e.failed = append(e.failed, d.name)
+			}
 			e.gauge(descDetectorDuration, time.Since(start).Seconds(), d.name)
 			e.counter(descDetectorPanics, float64(f.panics[d.name]), d.name)
 			if d.perNamespace {
@@ -273,6 +287,9 @@ func (f *Findings) run(e *emitter, d detector, v model.View, avail model.Availab
 		}
 	}()
 	e.start(v, d.name)
+	if f.cfg.BeforeDetector != nil {
+		f.cfg.BeforeDetector(d.name)
+	}
 	d.emit(e, v, avail, now)
 	e.flushSilenced()
 	return true
@@ -331,13 +348,15 @@ type emitter struct {
 	// dropped (and the detector reported through silence).
 	silenced map[string]int
 	// found are the typed findings among the series emitted.
-	found []Finding
+	found []finding.Finding
+	// failed names the detectors that failed (evaluate's emitter only).
+	failed []string
 }
 
-var descSilenced = declare(Family{Name: "driftwatch_findings_silenced",
+var descSilenced = declare(finding.Family{Name: "driftwatch_findings_silenced",
 	Help: "Findings a driftwatch.io/ignore annotation (on the object, its namespace, or a pod that would have expected a key) " +
 		"keeps out of the finding metrics, per detector and namespace: nothing is hidden silently.",
-	Labels: []string{"detector", "namespace"}, Kind: KindHealth})
+	Labels: []string{"detector", "namespace"}, Kind: finding.KindHealth})
 
 func (e *emitter) start(v model.View, detector string) {
 	e.view, e.detector, e.silenced = v, detector, nil
@@ -374,37 +393,38 @@ func (e *emitter) flushSilenced() {
 // counted when it is a finding. For a finding (not a family that restates
 // another) it also records the typed finding and returns it, so the emitter
 // can add the evidence and consumers; nil otherwise.
-func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *Finding {
+func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *finding.Finding {
 	fam := familyOf[d]
 	if own := e.cfg.OwnsNamespace; own != nil {
 		if i := slices.Index(fam.Labels, "namespace"); i >= 0 && !own(labels[i]) {
 			return nil // another shard's namespace: that shard exports it
 		}
 	}
-	ns, kind, name, hasObject := fam.object(labels)
+	obj, hasObject := fam.ObjectAt(labels)
 	if e.detector != "" && hasObject {
-		meta, _ := e.view.Meta(kind, ns, name)
-		if e.view.Ignores(ns, meta, e.detector) {
-			if fam.Kind == KindFinding && fam.Restates == "" {
-				e.silence(ns, 1)
+		meta, _ := e.view.Meta(obj.Kind, obj.Namespace, obj.Name)
+		if e.view.Ignores(obj.Namespace, meta, e.detector) {
+			if fam.Kind == finding.KindFinding && fam.Restates == "" {
+				e.silence(obj.Namespace, 1)
 			}
 			return nil
 		}
 	}
-	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, fam.Type, v, labels...))
-	if fam.Kind != KindFinding || fam.Restates != "" || v == 0 {
+	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, valueType(fam), v, labels...))
+	if fam.Kind != finding.KindFinding || fam.Restates != "" || v == 0 {
 		return nil
 	}
 	lm := make(map[string]string, len(labels))
 	for i, l := range fam.Labels {
 		lm[l] = labels[i]
 	}
-	e.found = append(e.found, Finding{Family: fam, Detector: e.detector, Labels: lm, Value: v,
-		Severity: fam.SeverityOf(lm), Object: ObjectID{Kind: kind, Namespace: ns, Name: name}})
+	f := finding.New(fam, e.detector, lm, v)
+	f.Object = obj
+	e.found = append(e.found, f)
 	return &e.found[len(e.found)-1]
 }
 
-func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) *Finding {
+func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) *finding.Finding {
 	return e.gauge(d, v, labels...)
 }
 

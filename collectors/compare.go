@@ -10,27 +10,30 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descCompareMismatch = declare(Family{
-		Name: "driftwatch_compare_mismatch",
+	descCompareMismatch = declare(finding.Family{
+		Name:     "driftwatch_compare_mismatch",
+		Offline:  "compares two live Secrets (agent compare)",
+		Commands: compareCommands,
 		Help: "1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent " +
 			"(with --no-key-label: the number of keys per verdict and hint, key empty). " +
 			"verdict: mismatch, missing_from_store, only_in_store, live_secret_absent, store_secret_absent; hint: whitespace or empty.",
 		Labels:   []string{"namespace", "secret", "compare_with", "key", "verdict", "hint"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Byte-identical compare",
-		Severity: SevInfo,
+		Severity: finding.SevInfo,
 	})
-	descCompareReady = declare(Family{
+	descCompareReady = declare(finding.Family{
 		Name:   "driftwatch_compare_ready",
 		Help:   "1 when both Secrets of a compare pair exist and every key matches (safe to adopt), else 0.",
 		Labels: []string{"namespace", "secret", "compare_with"},
-		Kind:   KindObject,
-		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:   finding.KindObject,
+		Object: &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 )
 
@@ -65,4 +68,8 @@ func emitCompare(e *emitter, v model.View, a model.Availability, _ time.Time) {
 			e.gauge(descCompareMismatch, float64(counts[x]), p.Namespace, p.Secret, p.CompareWith, "", x.verdict, x.hint)
 		}
 	}
+}
+
+func compareCommands(c *finding.Commands) {
+	c.Confirm("compare the two Secrets key by key (verdicts only)", "kubectl driftwatch compare "+c.NS()+"/"+c.Name()+" "+c.NS()+"/"+c.L("compare_with"))
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // Adding a detector touches: detect/<name>.go (the detector), collectors/<name>.go
@@ -53,19 +55,19 @@ func TestEveryDetectorIsComplete(t *testing.T) {
 			if !strings.Contains(string(src), `"`+f.Name+`"`) {
 				t.Errorf("%s (detector %s) is not declared in collectors/%s.go", f.Name, d.name, base)
 			}
-			if f.Kind != KindFinding || f.Restates != "" {
+			if f.Kind != finding.KindFinding || f.Restates != "" {
 				continue
 			}
 			if !strings.Contains(boards.String(), f.Name) {
 				t.Errorf("%s (detector %s): no dashboard panel shows it", f.Name, d.name)
 			}
-			if f.Severity != SevInfo && !strings.Contains(string(rules), f.Name) {
+			if f.Severity != finding.SevInfo && !strings.Contains(string(rules), f.Name) {
 				t.Errorf("%s (detector %s, %s): no alert rule uses it", f.Name, d.name, f.Severity)
 			}
 		}
 	}
-	for _, f := range Catalog() {
-		if f.Kind == KindFinding && owner[f.Name] == "" {
+	for _, f := range finding.Catalog() {
+		if f.Kind == finding.KindFinding && owner[f.Name] == "" {
 			t.Errorf("finding family %s belongs to no detector", f.Name)
 		}
 	}

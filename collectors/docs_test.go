@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // The README's metric tables are generated from the catalog: each family's
@@ -55,7 +57,7 @@ var classOrder = []string{"Missing keys", "Ready but short", "Flipping values", 
 func findingsTable() string {
 	var b strings.Builder
 	b.WriteString("| metric | labels | class | severity | meaning |\n|---|---|---|---|---|\n")
-	fams := Catalog()
+	fams := finding.Catalog()
 	rank := func(c string) int {
 		for i, x := range classOrder {
 			if x == c {
@@ -71,7 +73,7 @@ func findingsTable() string {
 		return fams[i].Name < fams[j].Name
 	})
 	for _, f := range fams {
-		if f.Kind != KindFinding {
+		if f.Kind != finding.KindFinding {
 			continue
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Name, strings.Join(f.Labels, ", "), f.Class, severityText(f), cell(f.Help))
@@ -82,10 +84,10 @@ func findingsTable() string {
 func objectsTable() string {
 	var b strings.Builder
 	b.WriteString("| metric | labels | meaning |\n|---|---|---|\n")
-	fams := Catalog()
+	fams := finding.Catalog()
 	sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
 	for _, f := range fams {
-		if f.Kind != KindObject {
+		if f.Kind != finding.KindObject {
 			continue
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, strings.Join(f.Labels, ", "), cell(f.Help))
@@ -93,7 +95,7 @@ func objectsTable() string {
 	return b.String()
 }
 
-func severityText(f *Family) string {
+func severityText(f *finding.Family) string {
 	s := string(f.Severity)
 	if f.SeverityBy == nil {
 		return s
@@ -153,11 +155,11 @@ func metricsTxt() string {
 # or alert uses is listed; every finding is used).
 `)
 	for _, c := range []struct {
-		kind  FamilyKind
+		kind  finding.Kind
 		class string
-	}{{KindFinding, "finding"}, {KindObject, "inventory"}, {KindHealth, "self"}} {
+	}{{finding.KindFinding, "finding"}, {finding.KindObject, "inventory"}, {finding.KindHealth, "self"}} {
 		b.WriteString("\n")
-		fams := Catalog()
+		fams := finding.Catalog()
 		sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
 		for _, f := range fams {
 			if f.Kind == c.kind {

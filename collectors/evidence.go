@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -18,7 +19,7 @@ const maxListed = 12
 
 // record records a typed finding without emitting its series (the key-level
 // finding under --no-key-label, whose series carry counts only).
-func (e *emitter) record(d *prometheus.Desc, v float64, labels ...string) *Finding {
+func (e *emitter) record(d *prometheus.Desc, v float64, labels ...string) *finding.Finding {
 	n := len(e.buf)
 	f := e.gauge(d, v, labels...)
 	e.buf = e.buf[:n]
@@ -74,13 +75,13 @@ func keyList(s *model.Secret) string {
 }
 
 // readers are the workloads whose running pods read Secret ns/name.
-func readers(v model.View, a model.Availability, ns, name string) []Consumer {
+func readers(v model.View, a model.Availability, ns, name string) []finding.Consumer {
 	if !a[model.ResPods] {
 		return nil
 	}
-	var out []Consumer
+	var out []finding.Consumer
 	for _, c := range detect.SecretReaders(v, ns, name) {
-		out = append(out, Consumer{Kind: c.Kind, Name: c.Name, Pods: c.Pods})
+		out = append(out, finding.Consumer{Kind: c.Kind, Name: c.Name, Pods: c.Pods})
 	}
 	return out
 }

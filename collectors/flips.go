@@ -11,28 +11,33 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descFlipsTotal = declare(Family{
+	descFlipsTotal = declare(finding.Family{
 		Name:     "driftwatch_secret_flips_total",
+		Offline:  "needs the Secret's observed history",
+		Commands: flipsCommands,
 		Help:     "Times a key of the Secret returned to an earlier value (A→B→A) since driftwatch started; only Secrets that flipped.",
 		Labels:   []string{"namespace", "secret"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Flipping values",
-		Severity: SevInfo,
-		Type:     prometheus.CounterValue,
+		Severity: finding.SevInfo,
+		Type:     finding.Counter,
 	})
-	descFlapping = declare(Family{
+	descFlapping = declare(finding.Family{
 		Name:     "driftwatch_secret_flapping",
+		Offline:  "needs the Secret's observed history",
+		Commands: flipsCommands,
 		Help:     "Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.",
 		Labels:   []string{"namespace", "secret", "writers"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Flipping values",
-		Severity: SevCritical,
+		Severity: finding.SevCritical,
 	})
 )
 
@@ -58,4 +63,8 @@ func emitFlips(e *emitter, v model.View, a model.Availability, now time.Time) {
 			}
 		}
 	}
+}
+
+func flipsCommands(c *finding.Commands) {
+	c.Confirm("the writers fighting over the data", "kubectl -n "+c.NS()+" get secret "+c.Name()+" --show-managed-fields -o json | "+finding.JQManagers)
 }

@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -13,13 +14,13 @@ type FluxArtifactSource interface {
 }
 
 var (
-	descFluxFetches = declareFor(collFlux, Family{Name: "driftwatch_flux_artifact_fetches_total",
+	descFluxFetches = declareFor(collFlux, finding.Family{Name: "driftwatch_flux_artifact_fetches_total",
 		Help:   "Downloads of Flux source artifacts (status.artifact.url) by result (ok, error).",
-		Labels: []string{"result"}, Kind: KindHealth, Type: prometheus.CounterValue})
-	descFluxUnjudged = declareFor(collFlux, Family{Name: "driftwatch_flux_kustomizations_unjudged",
+		Labels: []string{"result"}, Kind: finding.KindHealth, Type: finding.Counter})
+	descFluxUnjudged = declareFor(collFlux, finding.Family{Name: "driftwatch_flux_kustomizations_unjudged",
 		Help: "Kustomizations whose artifact driftwatch could not download or build, or whose build uses what it does not reproduce " +
 			"(components, generators, remote resources): nothing is expected from them.",
-		Kind: KindHealth})
+		Kind: finding.KindHealth})
 )
 
 // FluxArtifacts exports the Flux artifact poller's health (registered when the

@@ -12,20 +12,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-var descFluxIgnoreTrap = declare(Family{
+var descFluxIgnoreTrap = declare(finding.Family{
 	Name: "driftwatch_flux_ignore_trap",
+	Lint: []finding.Rule{{ID: "flux_ignore_trap",
+		Why: "a Flux Kustomization's spec.ignore covers a whole Secret data map or ExternalSecret spec.data: kustomize-controller applies live's value for it, so entries added in Git never ship"}},
+	Commands: (*finding.Commands).Object,
 	Help: "1 for each Flux Kustomization spec.ignore path that covers a whole Secret data map or ExternalSecret spec.data (or dataFrom) " +
 		"of objects it applies: kustomize-controller leaves the path out of drift detection and sends live's value for it, so entries added " +
 		"in Git never ship; biting=\"true\" when a selected object lacks entries of the revision the Kustomization reports applied.",
 	Labels:     []string{"namespace", "kustomization", "kind", "path", "biting"},
-	Kind:       KindFinding,
-	Object:     &ObjectRef{Kind: "Kustomization", NameLabel: "kustomization"},
+	Kind:       finding.KindFinding,
+	Object:     &finding.ObjectRef{Kind: "Kustomization", NameLabel: "kustomization"},
 	Class:      "Flux ignore trap",
-	Severity:   SevWarning,
-	SeverityBy: &SeverityBy{Label: "biting", Values: map[string]Severity{"true": SevCritical}},
+	Severity:   finding.SevWarning,
+	SeverityBy: &finding.SeverityBy{Label: "biting", Values: map[string]finding.Severity{"true": finding.SevCritical}},
 })
 
 func init() {

@@ -12,20 +12,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-var descFluxNeverUpdated = declare(Family{
-	Name: "driftwatch_flux_never_updated",
+var descFluxNeverUpdated = declare(finding.Family{
+	Name:     "driftwatch_flux_never_updated",
+	Offline:  "needs the live object (agent lint reports the manifest form, driftwatch_flux_never_updated_in_manifest)",
+	Commands: (*finding.Commands).Object,
 	Help: "Entries (Secret key names, ExternalSecret spec.data secretKeys) that the revision a Flux Kustomization reports applied declares " +
 		"and the live object lacks, for objects kustomize-controller never updates: reason ssa_if_not_present " +
 		"(kustomize.toolkit.fluxcd.io/ssa: IfNotPresent, created once), ssa_ignore (ssa: Ignore) or reconcile_disabled " +
 		"(kustomize.toolkit.fluxcd.io/reconcile: disabled); set_in says whether the annotation is on the object in Git or in the cluster.",
 	Labels:   []string{"namespace", "kind", "name", "kustomization_namespace", "kustomization", "reason", "set_in"},
-	Kind:     KindFinding,
-	Object:   &ObjectRef{KindLabel: "kind", NameLabel: "name"},
+	Kind:     finding.KindFinding,
+	Object:   &finding.ObjectRef{KindLabel: "kind", NameLabel: "name"},
 	Class:    "Flux never-updated objects",
-	Severity: SevCritical,
+	Severity: finding.SevCritical,
 })
 
 func init() {

@@ -100,7 +100,7 @@ func TestGitOpsWithoutApplications(t *testing.T) {
 			}
 		}
 	}
-	if enabled["argocd_ignore_trap"] != 0 || enabled["argocd_not_converging"] != 0 || enabled["last_applied"] != 1 {
+	if enabled["argocd_ignore_list_trap"] != 0 || enabled["argocd_not_converging"] != 0 || enabled["last_applied"] != 1 {
 		t.Fatalf("detector_enabled: %v", enabled)
 	}
 }

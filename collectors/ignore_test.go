@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,16 @@ func TestIgnoresParsing(t *testing.T) {
 			t.Errorf("%q: %v, want %v", v, got, want)
 		}
 	}
+	// A former detector name still silences the renamed detector, and only it.
+	for former, now := range model.DetectorAliases {
+		m := model.ObjectMeta{Annotations: map[string]string{model.AnnIgnore: former}}
+		if !m.Ignores(now) || m.Ignores("missing_keys") {
+			t.Errorf("alias %s: ignores %s %v, missing_keys %v", former, now, m.Ignores(now), m.Ignores("missing_keys"))
+		}
+		if !slices.ContainsFunc(registered, func(d detector) bool { return d.name == now }) {
+			t.Errorf("alias %s names %s, which is not a registered detector", former, now)
+		}
+	}
 }
 
 // A detector that panics is contained: its partial output is dropped, its
@@ -96,6 +107,26 @@ func TestDetectorPanicContained(t *testing.T) {
 		if n := f.panics["boom"]; n == 0 {
 			t.Errorf("perNamespace=%v: failures not counted", perNS)
 		}
+		if fs, failed := f.Run(); !slices.Equal(failed, []string{"boom"}) || len(fs) == 0 {
+			t.Errorf("perNamespace=%v: Run names failed detectors %v (want boom) with %d findings of the others", perNS, failed, len(fs))
+		}
 		f.detectors = f.detectors[:len(f.detectors)-1]
+	}
+}
+
+// A failure in BeforeDetector counts as the detector's own, and Run names it.
+func TestBeforeDetectorFailureIsNamed(t *testing.T) {
+	f := NewFindings(testStore(), mt.HealthAll(), Config{Now: func() time.Time { return time.Unix(10000, 0) },
+		BeforeDetector: func(d string) {
+			if d == "compare" {
+				panic("injected")
+			}
+		}})
+	if _, failed := f.Run(); !slices.Equal(failed, []string{"compare"}) {
+		t.Errorf("failed %v, want [compare]", failed)
+	}
+	f.cfg.BeforeDetector = nil
+	if _, failed := f.Run(); len(failed) != 0 {
+		t.Errorf("failed %v once the fault is gone", failed)
 	}
 }

@@ -9,23 +9,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descConsumerInfo = declare(Family{
+	descConsumerInfo = declare(finding.Family{
 		Name:   "driftwatch_secret_consumer_info",
 		Help:   "Inventory: a workload consumes a Secret, written by an ExternalSecret from a store (empty when none).",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload", "externalsecret", "store_kind", "store"},
-		Kind:   KindObject,
-		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:   finding.KindObject,
+		Object: &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
-	descConsumerPods = declare(Family{
+	descConsumerPods = declare(finding.Family{
 		Name:   "driftwatch_secret_consumer_pods",
 		Help:   "Inventory: running pods of a workload that consume a Secret.",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
-		Kind:   KindObject,
-		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:   finding.KindObject,
+		Object: &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 )
 

@@ -5,24 +5,28 @@ package collectors
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descLastAppliedTruncated = declare(Family{
+	descLastAppliedTruncated = declare(finding.Family{
 		Name:       "driftwatch_last_applied_truncated",
+		Offline:    "needs the live object's annotations and managed fields",
+		Commands:   truncatedCommands,
 		Help:       "Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
 		Labels:     []string{"namespace", "kind", "name", "cause"},
-		Kind:       KindFinding,
-		Object:     &ObjectRef{KindLabel: "kind", NameLabel: "name"},
+		Kind:       finding.KindFinding,
+		Object:     &finding.ObjectRef{KindLabel: "kind", NameLabel: "name"},
 		Class:      "Truncated last-applied",
-		Severity:   SevWarning,
-		SeverityBy: &SeverityBy{Label: "cause", Values: map[string]Severity{detect.CauseTruncatedPatch: SevCritical}},
+		Severity:   finding.SevWarning,
+		SeverityBy: &finding.SeverityBy{Label: "cause", Values: map[string]finding.Severity{detect.CauseTruncatedPatch: finding.SevCritical}},
 	})
 )
 
@@ -47,4 +51,13 @@ func emitLastApplied(e *emitter, v model.View, a model.Availability, _ time.Time
 		}[t.Cause]
 		f.Evidence = fmt.Sprintf(f.Evidence, t.Missing)
 	}
+}
+
+func truncatedCommands(c *finding.Commands) {
+	ns, name := c.NS(), c.Name()
+	kind := finding.Sh(strings.ToLower(c.F.Labels["kind"]))
+	c.Confirm("the annotation's size", "kubectl -n "+ns+" get "+kind+" "+name+
+		` -o json | jq '.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"] // "" | length'`)
+	c.Confirm("who wrote the object", "kubectl -n "+ns+" get "+kind+" "+name+" --show-managed-fields -o json | "+finding.JQManagers)
+	c.Fix("apply it server-side from now on", "kubectl apply --server-side --force-conflicts -f <manifest>")
 }

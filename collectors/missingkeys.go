@@ -11,53 +11,62 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descMissingKey = declare(Family{
-		Name:       "driftwatch_secret_missing_key",
+	descMissingKey = declare(finding.Family{
+		Name: "driftwatch_secret_missing_key",
+		Path: finding.PathMissingKey,
+		Lint: []finding.Rule{{ID: "missing_key",
+			Why: "a workload (or an expected-keys annotation) reads a key that neither the Secret nor the ExternalSecret of the rendering provides: the pod fails to start, or starts without it when the reference is optional"}},
+		Commands:   missingKeyCommands,
 		Help:       "1 for each key an expectation names that the Secret lacks; optional=\"true\" when only optional references (secretKeyRef or volume items with optional: true) name it.",
 		Labels:     []string{"namespace", "secret", "key", "source", "optional"},
-		Kind:       KindFinding,
-		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:       finding.KindFinding,
+		Object:     &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:      "Missing keys",
-		Severity:   SevCritical,
-		SeverityBy: &SeverityBy{Label: "optional", Values: map[string]Severity{"true": SevWarning}},
+		Severity:   finding.SevCritical,
+		SeverityBy: &finding.SeverityBy{Label: "optional", Values: map[string]finding.Severity{"true": finding.SevWarning}},
 	})
-	descMissingKeys = declare(Family{
+	descMissingKeys = declare(finding.Family{
 		Name:       "driftwatch_secret_missing_keys",
 		Help:       "Number of expected keys the Secret lacks, per expectation source and optionality.",
 		Labels:     []string{"namespace", "secret", "source", "optional"},
-		Kind:       KindFinding,
-		Object:     &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:       finding.KindFinding,
+		Object:     &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:      "Missing keys",
-		Severity:   SevCritical,
-		SeverityBy: &SeverityBy{Label: "optional", Values: map[string]Severity{"true": SevWarning}},
+		Severity:   finding.SevCritical,
+		SeverityBy: &finding.SeverityBy{Label: "optional", Values: map[string]finding.Severity{"true": finding.SevWarning}},
 		Restates:   "driftwatch_secret_missing_key",
 	})
-	descAbsent = declare(Family{
-		Name:     "driftwatch_secret_absent",
+	descAbsent = declare(finding.Family{
+		Name: "driftwatch_secret_absent",
+		Path: finding.PathAbsent,
+		Lint: []finding.Rule{{ID: "absent_secret", Strict: true,
+			Why: "a workload reads a Secret that is not in the rendering and that no ExternalSecret of it writes (only with --strict: otherwise it is assumed to exist)"}},
+		Commands: absentCommands,
 		Help:     "1 when a Secret that an expectation names does not exist.",
 		Labels:   []string{"namespace", "secret", "source"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "Missing keys",
-		Severity: SevCritical,
+		Severity: finding.SevCritical,
 	})
-	descMissingConsumer = declare(Family{
+	descMissingConsumer = declare(finding.Family{
 		Name:   "driftwatch_secret_missing_key_consumer_pods",
 		Help:   "Pods of a workload that expect keys the Secret lacks (or the Secret itself, when absent).",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
-		Kind:   KindObject, WithFinding: true,
-		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:   finding.KindObject, WithFinding: true,
+		Object: &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
-	descShortReaders = declare(Family{
+	descShortReaders = declare(finding.Family{
 		Name:   "driftwatch_secret_short_consumer_pods",
 		Help:   "Running pods of a workload that read (env, envFrom, volume, any way but imagePullSecrets) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.",
 		Labels: []string{"namespace", "secret", "workload_kind", "workload"},
-		Kind:   KindObject, WithFinding: true,
-		Object: &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:   finding.KindObject, WithFinding: true,
+		Object: &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 	})
 )
 
@@ -93,7 +102,7 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 	}
 	for _, m := range res.Missing {
 		optional := strconv.FormatBool(m.Optional)
-		var f *Finding
+		var f *finding.Finding
 		if !e.cfg.NoKeyLabel {
 			f = e.gauge(descMissingKey, 1, m.Namespace, m.Secret, m.Key, string(m.Source), optional)
 		} else {
@@ -151,4 +160,33 @@ func emitMissingKeys(e *emitter, v model.View, a model.Availability, _ time.Time
 			}
 		}
 	}
+}
+
+func missingKeyCommands(c *finding.Commands) {
+	ns, name := c.NS(), c.Name()
+	c.SecretKeys(name)
+	switch c.F.Labels["source"] {
+	case "externalsecret":
+		c.Confirm("the keys its ExternalSecrets write", "kubectl -n "+ns+` get externalsecret -o json | jq -r --arg s `+name+
+			` '.items[] | select((.spec.target.name // .metadata.name) == $s) | {name: .metadata.name, keys: [.spec.data[]?.secretKey]}'`)
+	case "pod":
+		c.Confirm("the pods that reference the key", "kubectl -n "+ns+` get pods -o json | jq -r --arg s `+name+` --arg k `+c.L("key")+
+			` '.items[] | .metadata.name as $p | .spec.containers[] | .env[]? | select(.valueFrom.secretKeyRef.name == $s and .valueFrom.secretKeyRef.key == $k) | "\($p) \(.name) optional=\(.valueFrom.secretKeyRef.optional // false)"'`)
+	}
+	c.Confirm("who wrote the Secret's data", "kubectl -n "+ns+" get secret "+name+" --show-managed-fields -o json | "+finding.JQManagers)
+	if c.F.Labels["source"] == "externalsecret" {
+		for _, es := range c.Writers {
+			c.Fix("after adding the key at the provider or fixing remoteRef, refresh the ExternalSecret",
+				"kubectl -n "+ns+" annotate externalsecret "+finding.Sh(es)+" force-sync=$(date +%s) --overwrite")
+		}
+	}
+	c.Restarts()
+}
+
+func absentCommands(c *finding.Commands) {
+	ns, name := c.NS(), c.Name()
+	c.Confirm("the Secret does not exist", "kubectl -n "+ns+" get secret "+name)
+	c.Confirm("ExternalSecrets that should write it", "kubectl -n "+ns+` get externalsecret -o json | jq -r --arg s `+name+
+		` '.items[] | select((.spec.target.name // .metadata.name) == $s) | {name: .metadata.name, ready: [.status.conditions[]? | select(.type=="Ready") | {status, reason}]}'`)
+	c.Restarts()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -20,16 +21,18 @@ import (
 var syncLabels = []string{"sync_kind", "sync_namespace", "sync_name"}
 
 var (
-	descPendingSync = declare(Family{
-		Name: "driftwatch_secret_key_pending_sync",
+	descPendingSync = declare(finding.Family{
+		Name:     "driftwatch_secret_key_pending_sync",
+		Offline:  "needs what the GitOps tool reports it synced and the live Secret",
+		Commands: pendingSyncCommands,
 		Help: "1 for each key the revision a GitOps tool compares now declares (source argocd: an Application's target state) that the Secret lacks, " +
 			"while the tool has not delivered that revision (a manual sync not yet run, a sync window, automated sync off, a sync running or failed): " +
 			"the key ships with the next sync. Info: a sync waiting for a person is not a fault.",
 		Labels:   append([]string{"namespace", "secret", "key", "source"}, syncLabels...),
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "Secret", NameLabel: "secret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "Secret", NameLabel: "secret"},
 		Class:    "GitOps delivery",
-		Severity: SevInfo,
+		Severity: finding.SevInfo,
 	})
 )
 
@@ -86,4 +89,12 @@ func syncDesc(v model.View, s detect.SyncObject) string {
 		}
 	}
 	return d
+}
+
+func pendingSyncCommands(c *finding.Commands) {
+	applicationSyncCommand(c)
+	c.SecretKeys(c.Name())
+	if c.F.Labels["sync_kind"] == "Application" {
+		c.Fix("sync the Application when the change is meant to ship", "argocd app sync "+c.L("sync_name")+" --app-namespace "+c.L("sync_namespace"))
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
@@ -69,8 +70,8 @@ driftwatch_secret_consumer_pods{namespace="app",secret="regcred",workload="web",
 	}
 	var named bool
 	for _, f := range c.Typed() {
-		if f.Metric() == "driftwatch_secret_missing_key" && f.Object.Name == "regcred" {
-			named = len(f.Consumers) == 1 && f.Consumers[0] == Consumer{Kind: "Deployment", Name: "web", Pods: 2}
+		if f.Metric == "driftwatch_secret_missing_key" && f.Object.Name == "regcred" {
+			named = len(f.Consumers) == 1 && f.Consumers[0] == finding.Consumer{Kind: "Deployment", Name: "web", Pods: 2}
 		}
 	}
 	if !named {

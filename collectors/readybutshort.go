@@ -11,18 +11,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descReadyButShort = declare(Family{
+	descReadyButShort = declare(finding.Family{
 		Name:     "driftwatch_externalsecret_ready_but_short",
+		Offline:  "needs the Secret ESO wrote and the ExternalSecret's live Ready condition",
+		Commands: readyButShortCommands,
 		Help:     "Expected keys missing from the target of an ExternalSecret that reports Ready=True.",
 		Labels:   []string{"namespace", "externalsecret", "secret", "reason"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Ready but short",
-		Severity: SevCritical,
+		Severity: finding.SevCritical,
 	})
 )
 
@@ -48,4 +51,14 @@ func emitReadyButShort(e *emitter, v model.View, a model.Availability, _ time.Ti
 		}
 		f.Consumers = readers(v, a, r.Namespace, r.Secret)
 	}
+}
+
+func readyButShortCommands(c *finding.Commands) {
+	c.ExternalSecretConditions()
+	c.Confirm("the keys it renders", "kubectl -n "+c.NS()+" get externalsecret "+c.Name()+
+		` -o json | jq '{target: .spec.target, expected: [.spec.data[]?.secretKey], dataFrom: .spec.dataFrom}'`)
+	if s := c.F.Labels["secret"]; s != "" {
+		c.SecretKeys(finding.Sh(s))
+	}
+	c.ExternalSecretRefresh()
 }

@@ -9,19 +9,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-var descRotationBlocked = declare(Family{
-	Name: "driftwatch_externalsecret_rotation_blocked",
+var descRotationBlocked = declare(finding.Family{
+	Name:     "driftwatch_externalsecret_rotation_blocked",
+	Offline:  "needs the ExternalSecret's live status",
+	Commands: (*finding.Commands).Object,
 	Help: "1 when an ExternalSecret will never bring a value rotated in its store into its Secret by itself: " +
 		"refreshPolicy CreatedOnce (created_once) or OnChange (on_change), or refreshInterval 0 (interval_zero). " +
 		"ExternalSecrets with a generator source are not reported.",
 	Labels:   []string{"namespace", "externalsecret", "reason"},
-	Kind:     KindFinding,
-	Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+	Kind:     finding.KindFinding,
+	Object:   &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 	Class:    "Sync health",
-	Severity: SevWarning,
+	Severity: finding.SevWarning,
 })
 
 func init() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -18,6 +19,12 @@ type EventSource interface {
 // {resource, part, reason}.
 type DecodeErrorSource interface {
 	DecodeErrors() map[[3]string]uint64
+}
+
+// WireFallbackSource counts responses the wire decoder left to the typed
+// decoder, per {resource, reason} (internal/kube wire.go).
+type WireFallbackSource interface {
+	WireFallbacks() map[[2]string]uint64
 }
 
 // BuildInfo identifies the running binary.
@@ -44,22 +51,24 @@ func NewSelf(store *model.Store, health model.Health, events EventSource, build 
 }
 
 var (
-	descBuild = declareFor(collSelf, Family{Name: "driftwatch_build_info", Help: "Build of the running agent.",
-		Labels: []string{"version", "revision", "goversion"}, Kind: KindHealth})
-	descSynced = declareFor(collSelf, Family{Name: "driftwatch_informer_synced", Help: "1 when every informer of the resource finished its initial list.",
-		Labels: []string{"resource"}, Kind: KindHealth})
-	descEnabled = declareFor(collSelf, Family{Name: "driftwatch_resource_enabled", Help: "1 when the resource's API is served and watched.",
-		Labels: []string{"resource", "version"}, Kind: KindHealth})
-	descDegraded = declareFor(collSelf, Family{Name: "driftwatch_resource_degraded", Help: "1 when access to a watched resource was lost (403/401): its detectors are paused.",
-		Labels: []string{"resource"}, Kind: KindHealth})
-	descEvents = declareFor(collSelf, Family{Name: "driftwatch_informer_events_total", Help: "Informer events handled.",
-		Labels: []string{"resource", "type"}, Kind: KindHealth, Type: prometheus.CounterValue})
-	descObjects = declareFor(collSelf, Family{Name: "driftwatch_model_objects", Help: "Records held in the value-free model.",
-		Labels: []string{"resource"}, Kind: KindHealth})
-	descHistory = declareFor(collSelf, Family{Name: "driftwatch_history_secrets", Help: "Secrets with observed-change history.",
-		Kind: KindHealth})
-	descDecode = declareFor(collSelf, Family{Name: "driftwatch_decode_errors_total", Help: "Object versions with a part that could not be decoded (too_large: over a documented limit; malformed). The rest of the object is kept.",
-		Labels: []string{"resource", "part", "reason"}, Kind: KindHealth, Type: prometheus.CounterValue})
+	descBuild = declareFor(collSelf, finding.Family{Name: "driftwatch_build_info", Help: "Build of the running agent.",
+		Labels: []string{"version", "revision", "goversion"}, Kind: finding.KindHealth})
+	descSynced = declareFor(collSelf, finding.Family{Name: "driftwatch_informer_synced", Help: "1 when every informer of the resource finished its initial list.",
+		Labels: []string{"resource"}, Kind: finding.KindHealth})
+	descEnabled = declareFor(collSelf, finding.Family{Name: "driftwatch_resource_enabled", Help: "1 when the resource's API is served and watched.",
+		Labels: []string{"resource", "version"}, Kind: finding.KindHealth})
+	descDegraded = declareFor(collSelf, finding.Family{Name: "driftwatch_resource_degraded", Help: "1 when access to a watched resource was lost (403/401): its detectors are paused.",
+		Labels: []string{"resource"}, Kind: finding.KindHealth})
+	descEvents = declareFor(collSelf, finding.Family{Name: "driftwatch_informer_events_total", Help: "Informer events handled.",
+		Labels: []string{"resource", "type"}, Kind: finding.KindHealth, Type: finding.Counter})
+	descObjects = declareFor(collSelf, finding.Family{Name: "driftwatch_model_objects", Help: "Records held in the value-free model.",
+		Labels: []string{"resource"}, Kind: finding.KindHealth})
+	descHistory = declareFor(collSelf, finding.Family{Name: "driftwatch_history_secrets", Help: "Secrets with observed-change history.",
+		Kind: finding.KindHealth})
+	descDecode = declareFor(collSelf, finding.Family{Name: "driftwatch_decode_errors_total", Help: "Object versions with a part that could not be decoded (too_large: over a documented limit; malformed). The rest of the object is kept.",
+		Labels: []string{"resource", "part", "reason"}, Kind: finding.KindHealth, Type: finding.Counter})
+	descWireFallback = declareFor(collSelf, finding.Family{Name: "driftwatch_wire_fallbacks_total", Help: "List responses and watch events of Secrets or Pods the wire decoder left to the typed decoder (content_type: not protobuf; kind: another kind or version; decode: a message it does not read). The objects are decoded all the same, at the typed path's cost.",
+		Labels: []string{"resource", "reason"}, Kind: finding.KindHealth, Type: finding.Counter})
 )
 
 // Describe implements prometheus.Collector.
@@ -88,6 +97,11 @@ func (s *Self) Collect(ch chan<- prometheus.Metric) {
 	if s.decode != nil {
 		for k, n := range s.decode.DecodeErrors() {
 			ch <- prometheus.MustNewConstMetric(descDecode, prometheus.CounterValue, float64(n), k[0], k[1], k[2])
+		}
+	}
+	if w, ok := s.decode.(WireFallbackSource); ok {
+		for k, n := range w.WireFallbacks() {
+			ch <- prometheus.MustNewConstMetric(descWireFallback, prometheus.CounterValue, float64(n), k[0], k[1])
 		}
 	}
 	s.store.Read(func(v model.View) {

@@ -12,21 +12,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descSyncedEntriesMissing = declare(Family{
-		Name: "driftwatch_gitops_synced_entries_missing",
+	descSyncedEntriesMissing = declare(finding.Family{
+		Name:     "driftwatch_gitops_synced_entries_missing",
+		Offline:  "needs what the GitOps tool reports it synced and the live object",
+		Commands: syncedEntriesMissingCommands,
 		Help: "Entries (ExternalSecret spec.data secretKeys and template.data keys, Secret key names) that the revision a GitOps tool says it delivered " +
 			"declares and the live object lacks: the last sync Succeeded at that revision and applied the object, yet what Git added never arrived " +
 			"(an ignoreDifferences trap under client-side or server-side apply, or a later removal).",
 		Labels:     append([]string{"namespace", "kind", "name", "source"}, syncLabels...),
-		Kind:       KindFinding,
-		Object:     &ObjectRef{KindLabel: "kind", NameLabel: "name"},
+		Kind:       finding.KindFinding,
+		Object:     &finding.ObjectRef{KindLabel: "kind", NameLabel: "name"},
 		Class:      "GitOps delivery",
-		Severity:   SevWarning,
-		SeverityBy: &SeverityBy{Label: "kind", Values: map[string]Severity{"ExternalSecret": SevCritical}},
+		Severity:   finding.SevWarning,
+		SeverityBy: &finding.SeverityBy{Label: "kind", Values: map[string]finding.Severity{"ExternalSecret": finding.SevCritical}},
 	})
 )
 
@@ -58,4 +61,25 @@ func emitSyncedEntriesMissing(e *emitter, v model.View, a model.Availability, _ 
 				detect.LastAppliedHolds: "holds them: they were removed after the apply",
 			}[m.LastApplied])
 	}
+}
+
+// applicationSyncCommand shows what the Application a GitOps finding names
+// says it synced and compares.
+func applicationSyncCommand(c *finding.Commands) {
+	if c.F.Labels["sync_kind"] == "Application" {
+		c.Confirm("what the Application says it synced and compares", "kubectl -n "+c.L("sync_namespace")+" get application "+c.L("sync_name")+
+			` -o json | jq '{phase: .status.operationState.phase, synced: .status.operationState.syncResult.revision, compared: .status.sync.revision, options: .spec.syncPolicy.syncOptions, ignore: .spec.ignoreDifferences}'`)
+	}
+}
+
+func syncedEntriesMissingCommands(c *finding.Commands) {
+	ns, name := c.NS(), c.Name()
+	applicationSyncCommand(c)
+	kind := finding.Sh(strings.ToLower(c.F.Labels["kind"]))
+	if c.F.Labels["kind"] == "ExternalSecret" {
+		c.Confirm("the entries the live ExternalSecret has (names only)", "kubectl -n "+ns+" get externalsecret "+name+" -o json | jq '[.spec.data[]?.secretKey]'")
+	} else {
+		c.SecretKeys(name)
+	}
+	c.Confirm("who wrote the object", "kubectl -n "+ns+" get "+kind+" "+name+" --show-managed-fields -o json | "+finding.JQManagers)
 }

@@ -5,48 +5,56 @@ package collectors
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descNotReady = declare(Family{
+	descNotReady = declare(finding.Family{
 		Name:     "driftwatch_externalsecret_not_ready",
+		Offline:  "needs the ExternalSecret's live status",
+		Commands: notReadyCommands,
 		Help:     "1 when an ExternalSecret's Ready condition is False or Unknown.",
 		Labels:   []string{"namespace", "externalsecret", "reason"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Sync health",
-		Severity: SevWarning,
+		Severity: finding.SevWarning,
 	})
-	descSyncAge = declare(Family{
+	descSyncAge = declare(finding.Family{
 		Name:   "driftwatch_externalsecret_sync_age_seconds",
 		Help:   "Seconds since the ExternalSecret's status.refreshTime.",
 		Labels: []string{"namespace", "externalsecret"},
-		Kind:   KindObject,
-		Object: &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+		Kind:   finding.KindObject,
+		Object: &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 	})
-	descSyncOverdue = declare(Family{
+	descSyncOverdue = declare(finding.Family{
 		Name:     "driftwatch_externalsecret_sync_overdue",
+		Offline:  "needs the ExternalSecret's live refresh time",
+		Commands: overdueCommands,
 		Help:     "1 when the sync age exceeds the configured multiple of refreshInterval.",
 		Labels:   []string{"namespace", "externalsecret"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},
 		Class:    "Sync health",
-		Severity: SevWarning,
+		Severity: finding.SevWarning,
 	})
-	descStoreNotReady = declare(Family{
+	descStoreNotReady = declare(finding.Family{
 		Name:     "driftwatch_secretstore_not_ready",
+		Offline:  "needs the store's live status",
+		Commands: storeNotReadyCommands,
 		Help:     "1 when a SecretStore or ClusterSecretStore is not Ready.",
 		Labels:   []string{"namespace", "kind", "store", "reason"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{KindLabel: "kind", NameLabel: "store"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{KindLabel: "kind", NameLabel: "store"},
 		Class:    "Sync health",
-		Severity: SevWarning,
+		Severity: finding.SevWarning,
 	})
 )
 
@@ -75,4 +83,26 @@ func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Tim
 			f.Evidence = s.Kind + " Ready is not True: reason " + s.Reason + "; the ExternalSecrets using it stop refreshing"
 		}
 	}
+}
+
+func notReadyCommands(c *finding.Commands) {
+	c.ExternalSecretConditions()
+	c.ExternalSecretRefresh()
+}
+
+func overdueCommands(c *finding.Commands) {
+	c.ExternalSecretConditions()
+	c.Confirm("when it last synced", "kubectl -n "+c.NS()+" get externalsecret "+c.Name()+
+		` -o json | jq '{refreshInterval: .spec.refreshInterval, refreshTime: .status.refreshTime}'`)
+	c.ExternalSecretRefresh()
+}
+
+func storeNotReadyCommands(c *finding.Commands) {
+	kind := strings.ToLower(c.F.Labels["kind"])
+	nsFlag := "-n " + c.NS() + " "
+	if c.F.Labels["kind"] == "ClusterSecretStore" {
+		nsFlag = ""
+	}
+	c.Confirm("the store's provider and conditions", "kubectl "+nsFlag+"get "+finding.Sh(kind)+" "+c.Name()+
+		` -o json | jq '{provider: (.spec.provider | keys), conditions: [.status.conditions[]? | {type, status, reason, message}]}'`)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // WriteText writes every finding in the Prometheus text exposition format
@@ -106,7 +108,7 @@ func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, 
 				return nil, fmt.Errorf("collectors: no family registered for %s", d)
 			}
 			typ := dto.MetricType_GAUGE
-			if info.Type == prometheus.CounterValue {
+			if info.Type == finding.Counter {
 				typ = dto.MetricType_COUNTER
 			}
 			fam = &dto.MetricFamily{Name: &info.Name, Help: &info.Help, Type: &typ}
@@ -140,7 +142,3 @@ func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, 
 	}
 	return out, nil
 }
-
-// familyOf maps every descriptor the findings collector emits to its family
-// (prometheus.Desc does not expose its name, help or type).
-var familyOf = map[*prometheus.Desc]*Family{}

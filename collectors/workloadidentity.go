@@ -10,27 +10,34 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descIdentityMissing = declare(Family{
-		Name:     "driftwatch_serviceaccount_workload_identity_missing",
+	descIdentityMissing = declare(finding.Family{
+		Name: "driftwatch_serviceaccount_workload_identity_missing",
+		Lint: []finding.Rule{{ID: "workload_identity_missing",
+			Why: "the ServiceAccount a SecretStore authenticates as lacks the annotation its provider needs (or, with --strict, is not in the rendering)"}},
+		Commands: identityCommands,
 		Help:     "1 when the ServiceAccount a SecretStore or ClusterSecretStore authenticates as is absent or lacks the provider's workload-identity annotation.",
 		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
 		Class:    "Workload identity",
-		Severity: SevWarning,
+		Severity: finding.SevWarning,
 	})
-	descIdentityInfo = declare(Family{
-		Name:     "driftwatch_serviceaccount_workload_identity_info",
+	descIdentityInfo = declare(finding.Family{
+		Name: "driftwatch_serviceaccount_workload_identity_info",
+		Lint: []finding.Rule{{ID: "workload_identity_info",
+			Why: "a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional with Workload Identity Federation"}},
+		Commands: identityCommands,
 		Help:     "1 when a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional on GKE (Workload Identity Federation), informational.",
 		Labels:   []string{"namespace", "serviceaccount", "provider", "store_kind", "store_namespace", "store", "reason"},
-		Kind:     KindFinding,
-		Object:   &ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{Kind: "ServiceAccount", NameLabel: "serviceaccount"},
 		Class:    "Workload identity",
-		Severity: SevInfo,
+		Severity: finding.SevInfo,
 	})
 )
 
@@ -54,4 +61,9 @@ func emitWorkloadIdentity(e *emitter, v model.View, a model.Availability, _ time
 			}
 		}
 	}
+}
+
+func identityCommands(c *finding.Commands) {
+	c.Confirm("the ServiceAccount's identity annotations", "kubectl -n "+c.NS()+" get serviceaccount "+c.Name()+
+		` -o json | jq '.metadata.annotations // {} | with_entries(select(.key | test("eks.amazonaws.com|azure.workload.identity|iam.gke.io")))'`)
 }

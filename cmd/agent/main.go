@@ -24,7 +24,9 @@ import (
 	"k8s.io/klog/v2"
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/argocd"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -56,6 +58,7 @@ type options struct {
 	discoveryInterval       time.Duration
 	shard, shards           int
 	shardWatch              string
+	typedDecode             bool
 	flipWindow              time.Duration
 	flapThreshold           int
 	argo                    agent.ArgoCDConfig
@@ -108,27 +111,28 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.demo, "demo", false, "run against an embedded simulated cluster (no kubeconfig needed)")
 	fs.BoolVar(&o.noKeyLabel, "no-key-label", false, "do not export key names: report missing keys as counts per Secret")
 	fs.BoolVar(&o.inventory, "inventory", false, "export the inventory driftwatch_secret_consumer_info and _consumer_pods: one series per consumed Secret and workload, so its cardinality grows with the cluster, not with findings (off by default)")
-	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", 3, "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
+	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", dwcollectors.DefaultOverdueFactor, "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
 	fs.DurationVar(&o.discoveryInterval, "discovery-interval", 30*time.Second, "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
 	fs.IntVar(&o.shard, "shard", 0, "this agent's shard (0-based), with --total-shards")
 	fs.IntVar(&o.shards, "total-shards", 1, "number of shards; namespaces are assigned by a stable hash")
 	fs.StringVar(&o.shardWatch, "shard-watch", agent.ShardWatchCluster, "how a shard watches Secrets, Pods, ServiceAccounts, ExternalSecrets and SecretStores: cluster (one watch per resource; other shards' objects are decoded and dropped) or namespaces (one watch per resource and namespace of the shard, started as namespaces appear; needs every namespace watched)")
-	fs.DurationVar(&o.flipWindow, "flip-window", time.Hour, "how long a Secret's value changes are remembered to detect flips")
+	fs.BoolVar(&o.typedDecode, "typed-decode", false, "decode Secrets and Pods into typed objects before reducing them (the path before the wire decoder, which reads the protobuf wire straight into the value-free records; for comparison and as an escape hatch)")
+	fs.DurationVar(&o.flipWindow, "flip-window", model.DefaultHistoryWindow, "how long a Secret's value changes are remembered to detect flips")
 	fs.StringVar(&o.argo.Server, "argocd-server", "", "Argo CD API URL; enables the argocd expectation source (desired state from managed-resources)")
 	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", "", "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")
 	fs.StringVar(&o.argo.CAFile, "argocd-ca-file", "", "CA bundle to verify the Argo CD API's certificate")
 	fs.BoolVar(&o.argo.Insecure, "argocd-insecure", false, "skip TLS verification of the Argo CD API and allow http:// (testing only)")
-	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", time.Minute, "interval between rounds of Argo CD API polling")
-	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", 10*time.Second, "timeout of one Argo CD API call")
-	fs.Float64Var(&o.argo.RPS, "argocd-rps", 5, "maximum Argo CD API requests per second")
+	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", argocd.DefaultInterval, "interval between rounds of Argo CD API polling")
+	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", argocd.DefaultTimeout, "timeout of one Argo CD API call")
+	fs.Float64Var(&o.argo.RPS, "argocd-rps", argocd.DefaultRPS, "maximum Argo CD API requests per second")
 	fs.BoolVar(&o.flux.Artifacts, "flux-artifacts", true, "read the artifacts Flux's source-controller serves (status.artifact.url) for what Kustomizations apply: the flux expectation source and the Flux detectors")
 	fs.StringVar(&o.flux.SourceHost, "flux-source-host", "", "host:port replacing the host of Flux artifact URLs (as kustomize-controller's SOURCE_CONTROLLER_LOCALHOST)")
 	fs.DurationVar(&o.flux.PollInterval, "flux-poll-interval", 30*time.Second, "how often Kustomizations' sources are checked for a new artifact")
 	fs.DurationVar(&o.flux.Timeout, "flux-timeout", 30*time.Second, "timeout of one artifact download")
-	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", 10*time.Minute, "report an Application OutOfSync this long after a Succeeded sync")
-	fs.StringVar(&o.esoSA, "eso-service-account", "external-secrets/external-secrets", "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
+	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", dwcollectors.DefaultNotConvergingThreshold, "report an Application OutOfSync this long after a Succeeded sync")
+	fs.StringVar(&o.esoSA, "eso-service-account", detect.DefaultESOServiceAccount.String(), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060), with the same --web.config.file as every other endpoint (TLS, basic auth); off by default")
-	fs.IntVar(&o.flapThreshold, "flap-threshold", 2, "flips within --flip-window that make a Secret flapping")
+	fs.IntVar(&o.flapThreshold, "flap-threshold", detect.DefaultFlapThreshold, "flips within --flip-window that make a Secret flapping")
 	addWebFlags(fs, &o.web)
 	return fs
 }
@@ -204,7 +208,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	klog.SetSlogLogger(log.With("component", "client-go"))
-	agent.Build.Version, agent.Build.Revision = version, revision
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -214,14 +217,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		d := demo.New(log)
 		clients = d.Clients()
 		go d.Run(ctx)
-		if o.argo.Server == "" {
-			cleanup, err := d.ArgoCD(&o.argo, &o.flux)
-			if err != nil {
-				fmt.Fprintln(stderr, "agent: demo:", err)
-				return 2
-			}
-			defer cleanup()
+		cleanup, err := d.ArgoCD(&o.argo, &o.flux)
+		if err != nil {
+			fmt.Fprintln(stderr, "agent: demo:", err)
+			return 2
 		}
+		defer cleanup()
 		if o.discoveryInterval == 30*time.Second {
 			o.discoveryInterval = 2 * time.Second
 		}
@@ -232,9 +233,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		clients = c
+		if o.typedDecode {
+			clients.Wire = nil
+		}
 		log.Info("connecting", "host", rc.Host)
 	}
 	cfg := agent.Config{
+		Build:             dwcollectors.BuildInfo{Version: version, Revision: revision},
 		Listen:            o.listen,
 		Namespaces:        agent.SplitList(o.namespaces),
 		ExcludeNamespaces: agent.SplitList(o.excludeNS),

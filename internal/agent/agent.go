@@ -18,17 +18,19 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-// Build is set by cmd/agent from -ldflags.
-var Build = dwcollectors.BuildInfo{Version: "dev", Revision: "unknown"}
-
 // Config is everything the agent needs besides its clients.
 type Config struct {
+	// Build identifies the binary (cmd/agent sets it from -ldflags):
+	// driftwatch_build_info and the page's footer. Empty fields read "dev"
+	// and "unknown".
+	Build             dwcollectors.BuildInfo
 	Listen            string
 	Namespaces        []string
 	ExcludeNamespaces []string
@@ -64,6 +66,9 @@ type Clients struct {
 	Core      kubernetes.Interface
 	Dynamic   dynamic.Interface
 	Discovery discovery.DiscoveryInterface
+	// Wire is the protobuf connection of the wire decoder (kube.Options.Wire);
+	// nil: Secrets and Pods through Core's typed informers.
+	Wire *rest.Config
 }
 
 // Agent is a running agent's parts, exposed for tests and the check command.
@@ -85,6 +90,12 @@ type Agent struct {
 // New builds an agent without starting it.
 func New(c Clients, cfg Config) *Agent {
 	log := cfg.Logger
+	if cfg.Build.Version == "" {
+		cfg.Build.Version = "dev"
+	}
+	if cfg.Build.Revision == "" {
+		cfg.Build.Revision = "unknown"
+	}
 	if log == nil {
 		log = slog.Default()
 	}
@@ -95,6 +106,7 @@ func New(c Clients, cfg Config) *Agent {
 		ExcludeNamespaces: cfg.ExcludeNamespaces,
 		DiscoveryInterval: cfg.DiscoveryInterval,
 		Logger:            log,
+		Wire:              c.Wire,
 	}
 	var owns func(string) bool
 	if cfg.Shards > 1 {
@@ -116,13 +128,13 @@ func New(c Clients, cfg Config) *Agent {
 	others := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		dwcollectors.NewSelf(store, mgr, mgr, Build).WithDecodeErrors(tr),
+		dwcollectors.NewSelf(store, mgr, mgr, cfg.Build).WithDecodeErrors(tr),
 	}
 	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
 	reg.MustRegister(append(others, findings)...)
 	rest.MustRegister(others...)
 	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log, owns: owns}
-	a.ui = a.uiHandler(cfg.Web)
+	a.ui = a.uiHandler(cfg.Web, cfg.Build.Version)
 	return a
 }
 

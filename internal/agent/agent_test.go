@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/demo"
 )
@@ -204,13 +204,13 @@ func TestDemoServesExactFindings(t *testing.T) {
 	// Every failure class of the catalog has its example in the demo (the
 	// findings page's browser test waits for all of them).
 	shown := map[string]bool{}
-	for _, f := range dwcollectors.Catalog() {
-		if f.Kind == dwcollectors.KindFinding && len(got[f.Name]) > 0 {
+	for _, f := range finding.Catalog() {
+		if f.Kind == finding.KindFinding && len(got[f.Name]) > 0 {
 			shown[f.Class] = true
 		}
 	}
-	for _, f := range dwcollectors.Catalog() {
-		if f.Kind == dwcollectors.KindFinding && !shown[f.Class] && !demoByActivity[f.Class] {
+	for _, f := range finding.Catalog() {
+		if f.Kind == finding.KindFinding && !shown[f.Class] && !demoByActivity[f.Class] {
 			t.Errorf("the demo has no example of the class %q (%s)", f.Class, f.Name)
 		}
 	}

@@ -35,13 +35,15 @@ func RESTConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
 }
 
 // ClientsFor builds the agent's clients on rc: the typed clientset over
-// protobuf (Secrets, Pods, ServiceAccounts decode much faster), the dynamic and
-// discovery clients over JSON (CRDs have no protobuf encoding).
+// protobuf (Secrets, Pods, ServiceAccounts decode much faster), the protobuf
+// connection of the wire decoder (Secrets and Pods read straight into records),
+// the dynamic and discovery clients over JSON (CRDs have no protobuf encoding).
 func ClientsFor(rc *rest.Config, userAgent string) (Clients, error) {
 	rc = rest.CopyConfig(rc)
 	rc.UserAgent = userAgent
 	rc.QPS, rc.Burst = 20, 40
-	cs, err := kubernetes.NewForConfig(kube.ProtobufConfig(rc))
+	pb := kube.ProtobufConfig(rc)
+	cs, err := kubernetes.NewForConfig(pb)
 	if err != nil {
 		return Clients{}, err
 	}
@@ -53,7 +55,7 @@ func ClientsFor(rc *rest.Config, userAgent string) (Clients, error) {
 	if err != nil {
 		return Clients{}, err
 	}
-	return Clients{Core: cs, Dynamic: dyn, Discovery: disco}, nil
+	return Clients{Core: cs, Dynamic: dyn, Discovery: disco, Wire: pb}, nil
 }
 
 // Connect resolves the connection and builds the clients.

@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/demo"
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -91,8 +91,8 @@ func findingSeries(t *testing.T, base string) []string {
 	}
 	var out []string
 	for name, mf := range mfs {
-		f, ok := collectors.Lookup(name)
-		if !ok || f.Kind == collectors.KindHealth || name == "driftwatch_externalsecret_sync_age_seconds" ||
+		f, ok := finding.Lookup(name)
+		if !ok || f.Kind == finding.KindHealth || name == "driftwatch_externalsecret_sync_age_seconds" ||
 			name == "driftwatch_secret_last_data_change_timestamp_seconds" {
 			continue // health is per agent; ages and times move between scrapes
 		}

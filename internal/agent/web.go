@@ -27,12 +27,12 @@ type WebConfig struct {
 }
 
 // uiHandler is the page's handler, nil when the UI is off.
-func (a *Agent) uiHandler(cfg WebConfig) http.Handler {
+func (a *Agent) uiHandler(cfg WebConfig, version string) http.Handler {
 	if !cfg.UI {
 		return nil
 	}
 	if cfg.UIOptions.Version == "" {
-		cfg.UIOptions.Version = Build.Version
+		cfg.UIOptions.Version = version
 	}
 	return ui.New(a.Store, a.Findings, a.Manager, cfg.UIOptions).Handler()
 }

@@ -57,15 +57,23 @@ type ClientConfig struct {
 	Transport http.RoundTripper
 }
 
+// Defaults of ClientConfig (the agent's --argocd-timeout, --argocd-poll-interval
+// and --argocd-rps).
+const (
+	DefaultTimeout  = 10 * time.Second
+	DefaultInterval = time.Minute
+	DefaultRPS      = 5
+)
+
 func (c *ClientConfig) defaults() {
 	if c.Timeout <= 0 {
-		c.Timeout = 10 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	if c.Interval <= 0 {
-		c.Interval = time.Minute
+		c.Interval = DefaultInterval
 	}
 	if c.RPS <= 0 {
-		c.RPS = 5
+		c.RPS = DefaultRPS
 	}
 	if c.InitialBackoff <= 0 {
 		c.InitialBackoff = 2 * time.Second

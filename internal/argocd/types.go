@@ -1,6 +1,9 @@
-// Package argocd holds small local mirrors of Argo CD's Application type: only the
-// fields driftwatch reads. test/apicompat/argocd proves them against Argo CD's own
-// Go types.
+// Package argocd is driftwatch's side of Argo CD: small local mirrors of the
+// Application type (types.go: only the fields driftwatch reads;
+// test/apicompat/argocd proves them against Argo CD's own Go types) and the
+// poller of the Argo CD API (client.go: the target states of managed resources,
+// reduced to key names as they are read, for the argocd expectation source).
+// What an ignoreDifferences path means lives in ignorepath and syncpatch.
 package argocd
 
 import (

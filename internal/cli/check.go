@@ -16,6 +16,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/alerts"
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/report"
@@ -23,44 +24,20 @@ import (
 )
 
 // Severity of a finding: the severity its family declares in the catalog
-// (collectors.Catalog), the same the alert rules carry.
-type Severity = dwcollectors.Severity
+// (finding.Catalog), the same the alert rules carry.
+type Severity = finding.Severity
 
 // Severities, in decreasing order.
 const (
-	SevCritical = dwcollectors.SevCritical
-	SevWarning  = dwcollectors.SevWarning
-	SevInfo     = dwcollectors.SevInfo
+	SevCritical = finding.SevCritical
+	SevWarning  = finding.SevWarning
+	SevInfo     = finding.SevInfo
 )
 
-// FindingClass says which failure class a finding metric belongs to and how
-// severe one of its series is.
-type FindingClass struct {
-	Class    string
-	Severity Severity
-}
-
-// ClassOf classifies a series of metric with the given labels from the
-// family's catalog declaration. ok is false for metrics that are not findings
-// (the agent's health, object and inventory series) and for families that
-// restate another (the count form of missing keys, the pods behind a stale
-// workload), so each finding is listed once.
-func ClassOf(metric string, labels map[string]string) (FindingClass, bool) {
-	f, ok := dwcollectors.Lookup(metric)
-	if !ok || f.Kind != dwcollectors.KindFinding || f.Restates != "" {
-		return FindingClass{}, false
-	}
-	return FindingClass{Class: f.Class, Severity: f.SeverityOf(labels)}, true
-}
-
 // Finding is one finding of `agent check --output json` (and of
-// /api/v1/findings): report.Finding, the one schema docs/findings-schema.md
+// /api/v1/findings): finding.Finding, the one schema docs/findings-schema.md
 // documents.
-type Finding = report.Finding
-
-// FromTyped turns the detectors' typed findings into check's findings, in
-// their order (severity, class, family, object).
-func FromTyped(fs []dwcollectors.Finding) []Finding { return report.FromTyped(fs) }
+type Finding = finding.Finding
 
 func objectOf(f Finding) string { return f.Object.String() }
 
@@ -139,6 +116,9 @@ func writeCheckText(w io.Writer, r CheckReport) error {
 	if len(r.SkippedDetectors) > 0 {
 		fmt.Fprintf(&b, "Detectors skipped: %s\n", strings.Join(r.SkippedDetectors, ", "))
 	}
+	if len(r.FailedDetectors) > 0 {
+		fmt.Fprintf(&b, "Detectors FAILED (their findings are missing): %s\n", strings.Join(r.FailedDetectors, ", "))
+	}
 	fmt.Fprintf(&b, "%s: %d critical, %d warning, %d info (fail on %s and above)\n",
 		strings.ToUpper(r.Result), r.Counts["critical"], r.Counts["warning"], r.Counts["info"], r.FailOn)
 	var trimmed strings.Builder
@@ -156,9 +136,14 @@ const checkUsage = `usage: agent check [--kubeconfig K] [--context C] [--output 
 
 Runs every detector once against the current cluster (after the informers sync)
 and prints the findings grouped by failure class.
-Exit status: 0 no finding at or above --fail-on, 1 otherwise, 2 on errors.
+Exit status: 0 no finding at or above --fail-on, 1 otherwise, 2 on errors
+(including a detector that failed: its findings would be missing).
 
 `
+
+// checkBeforeDetector is the findings' BeforeDetector (tests inject a failing
+// detector with it).
+var checkBeforeDetector func(string)
 
 // Check runs `agent check` with the default connection.
 func Check(args []string, stdout, stderr io.Writer) int {
@@ -210,7 +195,7 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		fmt.Fprintf(stderr, "agent check: --fail-on %q: want critical, warning or info\n", *failOn)
 		return ExitError
 	}
-	var findingsCfg dwcollectors.Config
+	findingsCfg := dwcollectors.Config{BeforeDetector: checkBeforeDetector}
 	if *esoSA != "" {
 		ns, name, ok := splitRef(*esoSA)
 		if !ok {
@@ -255,7 +240,8 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		case <-tick.C:
 		}
 	}
-	r := report.Build(a.Findings.Typed(), a.Findings.Skipped(), a.Manager.States(), threshold, nil)
+	typed, failedDetectors := a.Findings.Run()
+	r := report.Build(typed, failedDetectors, a.Findings.Skipped(), a.Manager.States(), threshold, nil)
 	failed := r.Failed()
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
@@ -266,6 +252,10 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "agent check: cannot write the result:", err)
+		return ExitError
+	}
+	if r.Incomplete() {
+		fmt.Fprintf(stderr, "agent check: detector(s) failed, their findings are missing: %s\n", strings.Join(r.FailedDetectors, ", "))
 		return ExitError
 	}
 	if failed {

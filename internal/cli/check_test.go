@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/demo"
 )
@@ -87,6 +88,33 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 }
 
+// A detector that fails (a contained panic) makes check exit 2 and name it,
+// whatever the other detectors found: a gate must not pass on missing findings.
+func TestCheckDetectorFailed(t *testing.T) {
+	healthy := []runtime.Object{
+		secretObj("app", "config", map[string][]byte{"A": []byte("1")}),
+		checkPod("app", "web", "config"),
+	}
+	checkBeforeDetector = func(d string) {
+		if d == "missing_keys" {
+			panic("injected detector bug")
+		}
+	}
+	defer func() { checkBeforeDetector = nil }()
+	code, out, errs := runCheck(t, coreOnly(healthy...))
+	if code != ExitError || !strings.Contains(errs, "missing_keys") || !strings.Contains(out, "Detectors FAILED (their findings are missing): missing_keys") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, _ = runCheck(t, coreOnly(healthy...), "--output", "json")
+	var r CheckReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if code != ExitError || r.Result != "error" || !slices.Equal(r.FailedDetectors, []string{"missing_keys"}) {
+		t.Fatalf("json: exit %d, result %s, failed %v", code, r.Result, r.FailedDetectors)
+	}
+}
+
 func TestCheckJSON(t *testing.T) {
 	objs := []runtime.Object{checkPod("app", "worker", "flags"),
 		secretObj("app", "a", map[string][]byte{"k": []byte("Zq8-json-check-value")}),
@@ -112,7 +140,7 @@ func TestCheckJSON(t *testing.T) {
 	}
 	// The typed finding carries what the detector knew: the object, the
 	// evidence, the readers.
-	if f.Object != (dwcollectors.ObjectID{Kind: "Secret", Namespace: "app", Name: "flags"}) || f.Detector != "missing_keys" ||
+	if f.Object != (finding.Object{Kind: "Secret", Namespace: "app", Name: "flags"}) || f.Detector != "missing_keys" ||
 		!strings.Contains(f.Evidence, "does not exist") || len(f.Consumers) != 1 || f.Consumers[0].Name != "worker" {
 		t.Fatalf("first finding's evidence %+v", f)
 	}
@@ -206,9 +234,10 @@ func TestClassOf(t *testing.T) {
 		{"go_goroutines", l{}, "", "", false},
 	}
 	for _, c := range cases {
-		got, ok := ClassOf(c.metric, c.labels)
-		if ok != c.ok || ok && (got.Class != c.class || got.Severity != c.sev) {
-			t.Errorf("%s%v: got %+v %v, want %s/%s %v", c.metric, c.labels, got, ok, c.class, c.sev, c.ok)
+		f, ok := finding.Lookup(c.metric)
+		ok = ok && f.Listed()
+		if ok != c.ok || ok && (f.Class != c.class || f.SeverityOf(c.labels) != c.sev) {
+			t.Errorf("%s%v: got %+v %v, want %s/%s %v", c.metric, c.labels, f, ok, c.class, c.sev, c.ok)
 		}
 	}
 }

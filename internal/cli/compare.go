@@ -1,7 +1,9 @@
-// Package cli holds driftwatch's one-shot subcommands: `agent compare` (a
-// byte-identical, value-free comparison of two Secrets) and `agent check` (one
-// pass of every detector against the current cluster). cmd/agent dispatches to
-// them.
+// Package cli holds driftwatch's one-shot subcommands, which cmd/agent (and
+// the kubectl plugin) dispatch to: `agent compare` (compare.go: a
+// byte-identical, value-free comparison of two Secrets), `agent check`
+// (check.go: one pass of every detector against the current cluster),
+// `agent lint` (lint.go: the detectors over rendered manifests, offline) and
+// `agent rules` (rules.go: the alerting rules for an installation).
 package cli
 
 import (

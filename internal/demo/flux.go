@@ -24,7 +24,8 @@ import (
 //   - driftwatch_flux_ignore_trap{kustomization="ledger",kind="ExternalSecret",path="/spec/data",biting="true"}:
 //     spec.ignore keeps the ExternalSecret's new LEDGER_TOKEN entry from shipping;
 //   - driftwatch_flux_substitute_missing{kustomization="notify",name="notify-vars",variable="SMTP_HOST",reason="absent"}:
-//     an optional substituteFrom Secret that does not exist, ${SMTP_HOST} without a default.
+//     an optional substituteFrom Secret that does not exist, ${SMTP_HOST} without a default
+//     (SMTP_PORT is set inline, so SMTP_HOST shipped empty).
 //
 // Look-alike: Kustomization "assets" applies a Secret Git and the cluster agree on.
 func init() { addPart(fluxPart) }
@@ -72,7 +73,7 @@ metadata:
   name: notify-config
 stringData:
   SMTP_HOST: ${SMTP_HOST}
-  SMTP_PORT: ${SMTP_PORT:=587}
+  SMTP_PORT: ${SMTP_PORT}
 `,
 		"assets/secret.yaml": `apiVersion: v1
 kind: Secret
@@ -122,8 +123,9 @@ func fluxPart(now time.Time) (core, dyn []runtime.Object) {
 	ks("ledger", map[string]any{"targetNamespace": fluxNS, "ignore": []any{map[string]any{"paths": []any{"/spec/data"},
 		"target": map[string]any{"kind": "ExternalSecret", "name": "ledger-sync"}}}},
 		fluxNS+"_ledger-sync_external-secrets.io_ExternalSecret")
-	ks("notify", map[string]any{"targetNamespace": fluxNS, "postBuild": map[string]any{"substituteFrom": []any{
-		map[string]any{"kind": "Secret", "name": "notify-vars", "optional": true}}}},
+	ks("notify", map[string]any{"targetNamespace": fluxNS, "postBuild": map[string]any{
+		"substitute":     map[string]any{"SMTP_PORT": "587"},
+		"substituteFrom": []any{map[string]any{"kind": "Secret", "name": "notify-vars", "optional": true}}}},
 		fluxNS+"_notify-config__Secret")
 	ks("assets", map[string]any{"targetNamespace": fluxNS}, fluxNS+"_assets-cdn__Secret")
 
@@ -137,8 +139,8 @@ func fluxPart(now time.Time) (core, dyn []runtime.Object) {
 	core = append(core,
 		secret(fluxNS, "vendor-api", map[string]string{"API_KEY": "vendor-api-key-1"}, nil),
 		secret(fluxNS, "ledger-sync", map[string]string{"LEDGER_USER": "ledger", "LEDGER_PASS": "ledger-pass-2"}, nil),
-		// No variable defined at all: the text shipped as it is.
-		secret(fluxNS, "notify-config", map[string]string{"SMTP_HOST": "${SMTP_HOST}", "SMTP_PORT": "${SMTP_PORT:=587}"}, nil),
+		// SMTP_PORT defined inline, SMTP_HOST nowhere: it shipped empty.
+		secret(fluxNS, "notify-config", map[string]string{"SMTP_HOST": "", "SMTP_PORT": "587"}, nil),
 		secret(fluxNS, "assets-cdn", map[string]string{"CDN_KEY": "cdn-key-3"}, nil),
 	)
 	return core, dyn

@@ -58,9 +58,15 @@ func (transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return reply(http.StatusBadGateway, "text/plain", []byte("the demo has no such server"))
 }
 
-// ArgoCD configures cfg for the demo's Argo CD API (a token file in a new
-// temporary folder, which cleanup removes) and flux for its source-controller.
+// ArgoCD points the Flux artifact poller at the demo's in-memory
+// source-controller and, unless the user named an Argo CD API (cfg.Server
+// set), the Argo CD poller at the demo's in-memory API with a token file in a
+// new temporary folder, which cleanup removes.
 func (d *Demo) ArgoCD(cfg *agent.ArgoCDConfig, flux *agent.FluxConfig) (cleanup func(), err error) {
+	flux.Artifacts, flux.Transport, flux.PollInterval = true, d.Transport(), 5*time.Second
+	if cfg.Server != "" {
+		return func() {}, nil
+	}
 	dir, err := os.MkdirTemp("", "driftwatch-demo-")
 	if err != nil {
 		return nil, err
@@ -72,6 +78,5 @@ func (d *Demo) ArgoCD(cfg *agent.ArgoCDConfig, flux *agent.FluxConfig) (cleanup 
 	}
 	cfg.Server, cfg.TokenFile, cfg.Insecure, cfg.Transport = ArgoCDServer, tok, true, d.Transport()
 	cfg.PollInterval = 5 * time.Second
-	flux.Artifacts, flux.Transport, flux.PollInterval = true, d.Transport(), 5*time.Second
 	return func() { _ = os.RemoveAll(dir) }, nil
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -48,6 +49,11 @@ type Options struct {
 	DenialGrace time.Duration
 	Logger      *slog.Logger
 	Now         func() time.Time
+	// Wire, when set, is the connection (kube.ProtobufConfig) through which
+	// Secrets and Pods are listed and watched by the wire decoder (wire.go):
+	// protobuf read straight into records. Nil: the typed clientset's
+	// informers and the transforms (unit tests with fake clientsets).
+	Wire *rest.Config
 }
 
 // Manager runs the informers, keeps the model current and tracks each resource's
@@ -69,6 +75,9 @@ type Manager struct {
 	nsGroup atomic.Pointer[group]
 
 	events sync.Map // eventKey → *atomic.Uint64
+
+	// The wire decoder's REST clients (Options.Wire), nil without.
+	wireSecrets, wirePods rest.Interface
 }
 
 type group struct {
@@ -143,8 +152,18 @@ func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.
 	if opts.NamespaceFilter == nil || len(opts.Namespaces) > 0 {
 		opts.ScopedWatches = false // per own namespace needs sharding and the namespace list
 	}
-	return &Manager{cs: cs, dyn: dyn, disco: disco, store: store, tr: tr, opts: opts, log: opts.Logger,
+	m := &Manager{cs: cs, dyn: dyn, disco: disco, store: store, tr: tr, opts: opts, log: opts.Logger,
 		groups: map[model.Resource]*group{}, ownNS: map[string]bool{}}
+	if opts.Wire != nil {
+		sc, err1 := newWireClient(opts.Wire, tr, wireSecrets, tr.Secret)
+		pc, err2 := newWireClient(opts.Wire, tr, wirePods, tr.Pod)
+		if err := errors.Join(err1, err2); err != nil {
+			m.log.Warn("wire decoder unavailable; Secrets and Pods are decoded by the typed clientset", "err", err)
+		} else {
+			m.wireSecrets, m.wirePods = sc, pc
+		}
+	}
+	return m
 }
 
 // optionalAPIs are the watched resources served by CRDs, discovered at run time.

@@ -59,6 +59,9 @@ func (r *resource) optional() bool { return r.group != "" }
 var resources = []*resource{
 	{res: model.ResSecrets,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
+			if m.wireSecrets != nil {
+				return newWireInformer(m.wireSecrets, "secrets", ns, &model.Secret{}, m.tweak("type!="+HelmReleaseType, ""))
+			}
 			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+HelmReleaseType, ""))
 		},
 		transform: func(t *Transformer) cache.TransformFunc { return t.Secret },
@@ -78,6 +81,9 @@ var resources = []*resource{
 		}},
 	{res: model.ResPods,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
+			if m.wirePods != nil {
+				return newWireInformer(m.wirePods, "pods", ns, &model.Pod{}, m.tweak("", ""))
+			}
 			return coreinformers.NewFilteredPodInformer(m.cs, ns, 0, nil, m.tweak("", ""))
 		},
 		transform: func(t *Transformer) cache.TransformFunc { return t.Pod },

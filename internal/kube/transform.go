@@ -55,6 +55,7 @@ type Transformer struct {
 	logged sync.Map // uid/resourceVersion → struct{}
 	nlog   atomic.Int64
 	errs   sync.Map // decodeKey → *atomic.Uint64
+	wire   wireStats
 }
 
 type decodeKey struct{ resource, part, reason string }
@@ -88,7 +89,19 @@ func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what,
 	if err == "" {
 		return
 	}
-	k := string(m.UID) + "/" + m.ResourceVersion + "/" + what
+	t.problem(resource, m.Namespace, m.Name, string(m.UID), m.ResourceVersion, what, err)
+}
+
+// decodeProblemOf is decodeProblem of a record's metadata.
+func (t *Transformer) decodeProblemOf(resource string, m *model.ObjectMeta, what, err string) {
+	if err == "" {
+		return
+	}
+	t.problem(resource, m.Namespace, m.Name, string(m.UID), m.ResourceVersion, what, err)
+}
+
+func (t *Transformer) problem(resource, namespace, name, uid, rv, what, err string) {
+	k := uid + "/" + rv + "/" + what
 	if _, dup := t.logged.LoadOrStore(k, struct{}{}); dup {
 		return
 	}
@@ -106,7 +119,7 @@ func (t *Transformer) decodeProblem(resource string, m *metav1.ObjectMeta, what,
 		return
 	}
 	t.Logger.Warn("cannot decode part of an object; the rest is kept", "resource", resource,
-		"namespace", m.Namespace, "name", m.Name, "part", what, "err", err)
+		"namespace", namespace, "name", name, "part", what, "err", err)
 }
 
 // objectMeta is the part of an object's metadata a record keeps. The namespace and

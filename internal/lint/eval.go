@@ -30,6 +30,10 @@ type Options struct {
 	// Strict reports what the rendering does not show (a Secret made elsewhere,
 	// keys an open key set may hold) as findings instead of assumptions.
 	Strict bool
+
+	// beforeDetector is collectors.Config.BeforeDetector (tests inject a
+	// failing detector with it).
+	beforeDetector func(string)
 }
 
 // Location is a place in the input.

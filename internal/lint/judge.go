@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -29,7 +30,7 @@ func (offlineHealth) States() []model.ResourceState {
 // series is one finding of the exporter's detectors: its family, the labels
 // of the series it exports, and the detector's value-free evidence.
 type series struct {
-	family   *collectors.Family
+	family   *finding.Family
 	labels   map[string]string
 	evidence string
 }
@@ -39,11 +40,13 @@ type series struct {
 // findings (collectors.Findings.Typed: the families that restate another are
 // left out) and the number of findings an ignore annotation silenced (read from
 // driftwatch_findings_silenced; the per-namespace results are reused, so this
-// second pass reruns only the cluster-wide detectors).
-func detectorSeries(store *model.Store) ([]series, int, error) {
-	fs := collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now})
+// second pass reruns only the cluster-wide detectors), and the detectors
+// that failed (a contained panic: their findings are missing).
+func detectorSeries(store *model.Store, before func(string)) ([]series, int, []string, error) {
+	fs := collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now, BeforeDetector: before})
 	var out []series
-	for _, f := range fs.Typed() {
+	typed, failed := fs.Run()
+	for _, f := range typed {
 		if f.Value == 0 {
 			continue
 		}
@@ -51,11 +54,11 @@ func detectorSeries(store *model.Store) ([]series, int, error) {
 	}
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(fs); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	silenced := 0
 	for _, mf := range mfs {
@@ -66,46 +69,68 @@ func detectorSeries(store *model.Store) ([]series, int, error) {
 			silenced += int(m.GetGauge().GetValue())
 		}
 	}
-	return out, silenced, nil
+	return out, silenced, failed, nil
 }
 
 func (e *evaluation) judge() {
-	ser, silenced, err := detectorSeries(e.store)
+	ser, silenced, failed, err := detectorSeries(e.store, e.opts.beforeDetector)
 	if err != nil {
 		// The registry rejects inconsistent metrics: a driftwatch bug, not input.
 		e.report.Problems = append(e.report.Problems, Problem{File: "-", Message: "internal error running the detectors: " + err.Error()})
 		return
 	}
+	for _, d := range failed {
+		// A driftwatch bug, contained: the other detectors' findings are
+		// reported, and the run is an error (exit 2), not a pass.
+		e.report.Problems = append(e.report.Problems, Problem{File: "-",
+			Message: "detector " + d + " failed (" + RuleDetectorFailed + "): its findings are missing; the other detectors' are reported"})
+	}
 	e.report.Silenced = silenced
 	for _, s := range ser {
-		r, ok := ruleOf(s.family.Name, s.labels)
+		r, ok := ruleOf(s.family, s.labels)
 		if !ok {
 			continue // needs a live status or history: not judged offline
 		}
 		f := Finding{Rule: r.ID, Family: s.family.Name, Class: s.family.Class, Severity: s.family.SeverityOf(s.labels), Labels: s.labels,
 			Evidence: s.evidence}
-		ns := s.labels["namespace"]
-		switch r.ID {
-		case "missing_key":
-			e.missingKey(f, ns)
-		case "absent_secret":
-			e.absentSecret(f, ns)
-		case detect.UnsafeImplicitCreationPolicy, detect.UnsafeOwnerOverExisting, detect.UnsafeDeleteWithMerge, detect.UnsafeUnexpectedKeys:
-			e.unsafe(f, ns)
-		case "duplicate_credentials":
-			e.duplicate(f, ns)
-		case "last_applied_data":
-			e.lastAppliedData(f, ns)
-		case "argocd_ignore_list_trap":
-			e.ignoreTrap(f, ns)
-		case "flux_ignore_trap":
-			e.fluxIgnoreTrap(f, ns)
-		case "workload_identity_missing", "workload_identity_info":
-			e.identity(f, ns)
+		judge, ok := judges[r.ID]
+		if !ok {
+			// A rule without a judge is a driftwatch bug (TestEveryRuleHasAJudge).
+			e.report.Problems = append(e.report.Problems, Problem{File: "-", Message: "internal error: rule " + r.ID + " has no judge"})
+			continue
+		}
+		judge(e, f, s.labels["namespace"])
+	}
+	for _, r := range Rules {
+		if mj, ok := manifestJudges[r.ID]; ok {
+			mj(e, r)
 		}
 	}
-	e.dataInManifest()
-	e.fluxNeverUpdated()
+}
+
+// judges place the findings of the exporter's detectors in the manifests, by
+// rule ID: the offline judgement each rule a family declares needs
+// (TestEveryRuleHasAJudge holds every declared rule to having one).
+var judges = map[string]func(e *evaluation, f Finding, ns string){
+	"missing_key":                       (*evaluation).missingKey,
+	"absent_secret":                     (*evaluation).absentSecret,
+	detect.UnsafeImplicitCreationPolicy: (*evaluation).unsafe,
+	detect.UnsafeOwnerOverExisting:      (*evaluation).unsafe,
+	detect.UnsafeDeleteWithMerge:        (*evaluation).unsafe,
+	detect.UnsafeUnexpectedKeys:         (*evaluation).unsafe,
+	"duplicate_credentials":             (*evaluation).duplicate,
+	"last_applied_data":                 (*evaluation).lastAppliedData,
+	"argocd_ignore_list_trap":           (*evaluation).ignoreTrap,
+	"flux_ignore_trap":                  (*evaluation).fluxIgnoreTrap,
+	"workload_identity_missing":         (*evaluation).identity,
+	"workload_identity_info":            (*evaluation).identity,
+}
+
+// manifestJudges judge the rules of the lint-only families
+// (finding.LintFamilies) on the documents alone.
+var manifestJudges = map[string]func(e *evaluation, r *Rule){
+	"data_in_manifest":   (*evaluation).dataInManifest,
+	"flux_never_updated": (*evaluation).fluxNeverUpdated,
 }
 
 func (e *evaluation) add(f Finding) { e.report.Findings = append(e.report.Findings, f) }
@@ -433,9 +458,8 @@ func (e *evaluation) identity(f Finding, ns string) {
 }
 
 // dataInManifest is the lint-only rule: a Secret manifest carrying values.
-func (e *evaluation) dataInManifest() {
-	fam := collectors.LintSecretDataInManifest
-	r, _ := ruleByID("data_in_manifest")
+func (e *evaluation) dataInManifest(r *Rule) {
+	fam := r.Family()
 	refs := make([]model.Ref, 0, len(e.secrets))
 	for ref := range e.secrets {
 		refs = append(refs, ref)
@@ -452,7 +476,7 @@ func (e *evaluation) dataInManifest() {
 				if len(keys) == 0 {
 					continue
 				}
-				if v.Ignores(ref.Namespace, &s.rec.ObjectMeta, r.Detector) {
+				if v.Ignores(ref.Namespace, &s.rec.ObjectMeta, r.Detector()) {
 					e.report.Silenced++
 					continue
 				}
@@ -475,9 +499,8 @@ func (e *evaluation) dataInManifest() {
 // warning that whatever Git adds to the object later will not ship. A Secret
 // manifest without data or stringData (a placeholder filled in the cluster)
 // holds nothing that could fail to ship and is not reported.
-func (e *evaluation) fluxNeverUpdated() {
-	fam := collectors.LintFluxNeverUpdatedInManifest
-	r, _ := ruleByID("flux_never_updated")
+func (e *evaluation) fluxNeverUpdated(r *Rule) {
+	fam := r.Family()
 	type obj struct {
 		kind string
 		meta *model.ObjectMeta
@@ -500,7 +523,7 @@ func (e *evaluation) fluxNeverUpdated() {
 			if reason == "" {
 				continue
 			}
-			if v.Ignores(o.meta.Namespace, o.meta, r.Detector) {
+			if v.Ignores(o.meta.Namespace, o.meta, r.Detector()) {
 				e.report.Silenced++
 				continue
 			}

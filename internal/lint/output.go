@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // Result of a run, and its exit status.
@@ -36,7 +36,7 @@ func (r *Report) Verdict(failOn Severity) string {
 
 // Counts counts the findings per severity.
 func (r *Report) Counts() map[string]int {
-	c := map[string]int{string(collectors.SevCritical): 0, string(collectors.SevWarning): 0, string(collectors.SevInfo): 0}
+	c := map[string]int{string(finding.SevCritical): 0, string(finding.SevWarning): 0, string(finding.SevInfo): 0}
 	for _, f := range r.Findings {
 		c[string(f.Severity)]++
 	}
@@ -175,12 +175,12 @@ func WriteText(w io.Writer, r *Report, failOn Severity, verbose bool) error {
 // WriteRules lists every rule with its severity and a one-line why.
 func WriteRules(w io.Writer) error {
 	var b strings.Builder
-	for _, r := range append(append([]Rule(nil), Rules...), malformedRule) {
+	for _, r := range append(append([]*Rule(nil), Rules...), &malformedRule) {
 		var sev []string
 		for _, s := range r.Severities() {
 			sev = append(sev, string(s))
 		}
-		fam := r.Family
+		fam := r.FamilyName()
 		if r.Label != "" {
 			fam += "{" + r.Label + "=\"" + r.Value + "\"}"
 		}
@@ -188,8 +188,8 @@ func WriteRules(w io.Writer) error {
 			fam = "(input)"
 		}
 		fmt.Fprintf(&b, "%-26s %-17s %s\n    %s\n", r.ID, strings.Join(sev, "/"), fam, r.Why)
-		if r.Detector != "" {
-			fmt.Fprintf(&b, "    silence with driftwatch.io/ignore: %s\n", r.Detector)
+		if r.Detector() != "" {
+			fmt.Fprintf(&b, "    silence with driftwatch.io/ignore: %s\n", r.Detector())
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -283,16 +283,16 @@ type sarifRegion struct {
 // SARIFLevel maps a severity to a SARIF level.
 func SARIFLevel(s Severity) string {
 	switch s {
-	case collectors.SevCritical:
+	case finding.SevCritical:
 		return "error"
-	case collectors.SevWarning:
+	case finding.SevWarning:
 		return "warning"
 	}
 	return "note"
 }
 
 // securitySeverity is GitHub's numeric security-severity of a level.
-var securitySeverity = map[Severity]string{collectors.SevCritical: "9.0", collectors.SevWarning: "6.0", collectors.SevInfo: "2.0"}
+var securitySeverity = map[Severity]string{finding.SevCritical: "9.0", finding.SevWarning: "6.0", finding.SevInfo: "2.0"}
 
 // fileURI turns a path into a SARIF artifact URI: relative paths stay relative
 // (GitHub resolves them against the repository root), absolute ones are file
@@ -324,24 +324,24 @@ func sarifLoc(l Location, id int) sarifLocation {
 // level from the severity, help from the family's declaration) and a result per
 // finding and per document that could not be checked.
 func WriteSARIF(w io.Writer, r *Report, version string) error {
-	all := append(append([]Rule(nil), Rules...), malformedRule)
+	all := append(append([]*Rule(nil), Rules...), &malformedRule)
 	index := map[string]int{}
 	var rules []sarifRule
 	for i, ru := range all {
 		index[ru.ID] = i
 		full := ru.Why
 		class := "Input"
-		if f := ru.FamilyOf(); f != nil {
+		if f := ru.Family(); f != nil {
 			full = f.Help
 			class = f.Class
 		}
 		sev := ru.DefaultSeverity()
 		help := ru.Why + "\n\n"
-		if ru.Family != "" {
-			help += "Exporter metric: " + ru.Family + ". "
+		if ru.FamilyName() != "" {
+			help += "Exporter metric: " + ru.FamilyName() + ". "
 		}
-		if ru.Detector != "" {
-			help += "Silence on an object or namespace with the annotation driftwatch.io/ignore: " + ru.Detector + "."
+		if ru.Detector() != "" {
+			help += "Silence on an object or namespace with the annotation driftwatch.io/ignore: " + ru.Detector() + "."
 		}
 		rules = append(rules, sarifRule{ID: ru.ID, Name: ruleName(ru.ID),
 			ShortDescription:     sarifText{Text: firstSentence(ru.Why)},

@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // sample is a rendering with a finding of most rules, an assumption and a
@@ -196,8 +199,8 @@ func TestRulesList(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range Rules {
-		if r.FamilyOf() == nil {
-			t.Errorf("rule %s: family %s is not in the catalog", r.ID, r.Family)
+		if f := r.Family(); f == nil || f != mustLookup(t, f.Name) {
+			t.Errorf("rule %s: its family is not in the catalog", r.ID)
 		}
 		if !strings.Contains(b.String(), r.ID) {
 			t.Errorf("--rules does not list %s", r.ID)
@@ -284,13 +287,89 @@ func TestDocsListEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range append(append([]Rule(nil), Rules...), malformedRule) {
+	for _, r := range append(append([]*Rule(nil), Rules...), &malformedRule) {
 		row := "| `" + r.ID + "` | "
-		if r.Family != "" {
-			row += "`" + r.Family
+		if r.FamilyName() != "" {
+			row += "`" + r.FamilyName()
 		}
 		if !strings.Contains(string(b), row) {
 			t.Errorf("docs/lint.md has no row %q", row)
 		}
+	}
+}
+
+func mustLookup(t *testing.T, name string) *finding.Family {
+	t.Helper()
+	f, ok := finding.LookupAny(name)
+	if !ok {
+		t.Errorf("family %s is not in the catalog", name)
+	}
+	return f
+}
+
+// TestEveryRuleHasAJudge: every rule a family declares is judged (judges for
+// the exporter's families, manifestJudges for the lint-only ones), and every
+// judge belongs to a declared rule.
+func TestEveryRuleHasAJudge(t *testing.T) {
+	ids := map[string]bool{}
+	for _, r := range Rules {
+		ids[r.ID] = true
+		_, j := judges[r.ID]
+		_, m := manifestJudges[r.ID]
+		if r.Family().LintOnly != m || j == m {
+			t.Errorf("rule %s (family %s, lint-only %v): judge %v, manifest judge %v", r.ID, r.FamilyName(), r.Family().LintOnly, j, m)
+		}
+	}
+	for id := range judges {
+		if !ids[id] {
+			t.Errorf("judge %s: no family declares the rule", id)
+		}
+	}
+	for id := range manifestJudges {
+		if !ids[id] {
+			t.Errorf("manifest judge %s: no family declares the rule", id)
+		}
+	}
+}
+
+// A detector that fails makes the run an error (exit 2) naming it; the other
+// detectors' findings are still reported.
+func TestDetectorFailureIsAnError(t *testing.T) {
+	const doc = `apiVersion: v1
+kind: Secret
+metadata: {name: a, namespace: app}
+stringData: {K: "1"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: b, namespace: app}
+stringData: {K: "1"}
+`
+	read := func() *Input { return ReadArgs([]string{"-"}, strings.NewReader(doc)) }
+	rep := Evaluate(read(), Options{beforeDetector: func(d string) {
+		if d == "adoption" {
+			panic("injected detector bug")
+		}
+	}})
+	if rep.Verdict(finding.SevCritical) != ResultError {
+		t.Fatalf("verdict %s, want error", rep.Verdict(finding.SevCritical))
+	}
+	named := false
+	for _, p := range rep.Problems {
+		named = named || !p.Note && strings.Contains(p.Message, "detector adoption failed")
+	}
+	if !named {
+		t.Errorf("no problem names the failed detector: %+v", rep.Problems)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, rep, finding.SevWarning, false); err != nil || !strings.Contains(b.String(), "detector adoption failed") {
+		t.Errorf("text output does not name it (%v):\n%s", err, b.String())
+	}
+	if len(rep.Findings) == 0 {
+		t.Error("the other detectors' findings (data in manifest) are not reported")
+	}
+	clean := Evaluate(read(), Options{})
+	if clean.Unreadable() || !slices.ContainsFunc(clean.Findings, func(f Finding) bool { return f.Rule == "duplicate_credentials" }) {
+		t.Errorf("without the fault: problems %+v, findings %+v", clean.Problems, clean.Findings)
 	}
 }

@@ -1,10 +1,8 @@
 package model
 
 import (
-	"runtime"
 	"sort"
 	"sync"
-	"weak"
 )
 
 // DesiredObject is the value-free desired state of one Secret or ExternalSecret an
@@ -48,22 +46,12 @@ type argoDesired struct {
 	gen uint64
 }
 
-// desiredOf maps a Store to its desired-state table. The Store type lives in
-// store.go; the table hangs off it by a weak key so it adds no field there and
-// goes away with its Store.
-var desiredOf sync.Map // weak.Pointer[Store] → *argoDesired
-
-func (s *Store) argoDesired() *argoDesired {
-	k := weak.Make(s)
-	if d, ok := desiredOf.Load(k); ok {
-		return d.(*argoDesired)
-	}
-	d, loaded := desiredOf.LoadOrStore(k, &argoDesired{byApp: map[Ref][]DesiredObject{}, index: map[desiredKey][]Ref{}})
-	if !loaded {
-		runtime.AddCleanup(s, func(k weak.Pointer[Store]) { desiredOf.Delete(k) }, k)
-	}
-	return d.(*argoDesired)
+func newArgoDesired() *argoDesired {
+	return &argoDesired{byApp: map[Ref][]DesiredObject{}, index: map[desiredKey][]Ref{}}
 }
+
+// argoDesired is the Store's desired-state table (made with the Store).
+func (s *Store) argoDesired() *argoDesired { return s.desired }
 
 // SetArgoDesired replaces the desired objects of Application app. An empty list
 // keeps the Application known with nothing desired.

@@ -1,11 +1,9 @@
 package model
 
 import (
-	"runtime"
 	"slices"
 	"sort"
 	"sync"
-	"weak"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -136,7 +134,7 @@ func (k *FluxKustomization) DeepCopyObject() kruntime.Object { return k }
 func (s *FluxSource) DeepCopyObject() kruntime.Object        { return s }
 
 // fluxState holds the Flux records and the builds. Like argoDesired it has its
-// own lock and generation and hangs off the Store by a weak key; the store's
+// own lock and generation (a field of the Store, written under its own lock); the store's
 // read lock and this lock are never held in the opposite order.
 type fluxState struct {
 	mu      sync.RWMutex
@@ -148,20 +146,12 @@ type fluxState struct {
 
 type srcKey struct{ kind, ns, name string }
 
-var fluxOf sync.Map // weak.Pointer[Store] → *fluxState
-
-func (s *Store) flux() *fluxState {
-	k := weak.Make(s)
-	if d, ok := fluxOf.Load(k); ok {
-		return d.(*fluxState)
-	}
-	d, loaded := fluxOf.LoadOrStore(k, &fluxState{ks: map[Ref]*FluxKustomization{},
-		sources: map[srcKey]*FluxSource{}, desired: map[Ref]*FluxDesired{}})
-	if !loaded {
-		runtime.AddCleanup(s, func(k weak.Pointer[Store]) { fluxOf.Delete(k) }, k)
-	}
-	return d.(*fluxState)
+func newFluxState() *fluxState {
+	return &fluxState{ks: map[Ref]*FluxKustomization{}, sources: map[srcKey]*FluxSource{}, desired: map[Ref]*FluxDesired{}}
 }
+
+// flux is the Store's Flux state (made with the Store).
+func (s *Store) flux() *fluxState { return s.fluxState }
 
 // UpsertKustomization records a Kustomization.
 func (s *Store) UpsertKustomization(k *FluxKustomization) {

@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// DefaultHistoryWindow is HistoryOptions.Window's default (--flip-window).
+const DefaultHistoryWindow = time.Hour
+
 // HistoryOptions bounds the observed-change history.
 type HistoryOptions struct {
 	// EntriesPerKey is how many fingerprints are kept per key (default 4).
@@ -28,7 +31,7 @@ func (o *HistoryOptions) defaults() {
 		o.KeysPerSecret = 64
 	}
 	if o.Window <= 0 {
-		o.Window = time.Hour
+		o.Window = DefaultHistoryWindow
 	}
 	if o.EventsPerSecret <= 0 {
 		o.EventsPerSecret = 32

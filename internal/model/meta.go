@@ -94,15 +94,24 @@ const (
 // silenced findings are still counted (driftwatch_findings_silenced).
 const AnnIgnore = "driftwatch.io/ignore"
 
+// DetectorAliases maps a former detector name, still accepted in
+// driftwatch.io/ignore, to the detector's name.
+var DetectorAliases = map[string]string{
+	// Renamed so the detector, its family (driftwatch_argocd_ignore_list_trap)
+	// and its lint rule share one name.
+	"argocd_ignore_trap": "argocd_ignore_list_trap",
+}
+
 // Ignores reports whether the object's driftwatch.io/ignore annotation names
-// detector (or "all"). Names are compared exactly after trimming spaces.
+// detector (or "all", or a former name of it: DetectorAliases). Names are
+// compared exactly after trimming spaces.
 func (m *ObjectMeta) Ignores(detector string) bool {
 	v, ok := m.Annotations[AnnIgnore]
 	if !ok {
 		return false
 	}
 	for _, d := range strings.Split(v, ",") {
-		if d = strings.TrimSpace(d); d == "all" || d == detector {
+		if d = strings.TrimSpace(d); d == "all" || d == detector || DetectorAliases[d] == detector {
 			return true
 		}
 	}

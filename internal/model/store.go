@@ -63,6 +63,11 @@ type Store struct {
 	// history holds what only a watch can see: observed data changes.
 	history *History
 
+	// desired (desired.go) and fluxState (flux.go) keep their own locks and
+	// generations: they are written without the store's lock.
+	desired   *argoDesired
+	fluxState *fluxState
+
 	// The big maps' values in key order, rebuilt only after an insert or delete:
 	// an update (the common event) replaces its record in place, so a scrape does
 	// not sort every Secret, Pod and ExternalSecret again for each detector.
@@ -136,6 +141,8 @@ func NewStore(h *History) *Store {
 		h = NewHistory(HistoryOptions{})
 	}
 	return &Store{
+		desired:      newArgoDesired(),
+		fluxState:    newFluxState(),
 		secrets:      map[Ref]*Secret{},
 		pods:         map[Ref]*Pod{},
 		sas:          map[Ref]*ServiceAccount{},

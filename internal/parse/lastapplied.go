@@ -39,21 +39,34 @@ const inputLastApplied = "last-applied"
 // not null, CreationPolicySet when spec.target.creationPolicy is present and not
 // null. Member names match exactly; when a name repeats, the last one wins.
 func LastApplied(annotation string, fp *model.Fingerprinter) *model.LastApplied {
-	la := &model.LastApplied{Size: len(annotation)}
-	if len(annotation) > MaxLastAppliedBytes {
+	return lastApplied(annotation, nil, fp)
+}
+
+// LastAppliedBytes is LastApplied of the annotation's bytes (the wire decoder
+// reads them from the response without making a string of them). The bytes are
+// only read.
+func LastAppliedBytes(annotation []byte, fp *model.Fingerprinter) *model.LastApplied {
+	return lastApplied("", annotation, fp)
+}
+
+func lastApplied(s string, b []byte, fp *model.Fingerprinter) *model.LastApplied {
+	n := len(s) + len(b)
+	la := &model.LastApplied{Size: n}
+	if n > MaxLastAppliedBytes {
 		e := newErr(inputLastApplied, "", ErrTooLarge)
 		e.Limit = MaxLastAppliedBytes
 		la.Err = e.Error()
 		return la
 	}
-	buf := []byte(annotation)
+	buf := make([]byte, 0, n)
+	buf = append(append(buf, s...), b...)
 	var st laScratch
 	defer func() {
 		clear(buf)
 		st.wipe()
 	}()
 	if err := summariseLastApplied(buf, fp, &st, la); err != nil {
-		*la = model.LastApplied{Size: len(annotation), Err: err.Error()}
+		*la = model.LastApplied{Size: n, Err: err.Error()}
 	}
 	return la
 }

@@ -56,6 +56,48 @@ func ManagedFields(entries []metav1.ManagedFieldsEntry, dataFields ...string) []
 	if len(entries) == 0 {
 		return nil
 	}
+	return ManagedFieldsOf(Views(entries), dataFields...)
+}
+
+// MFView is the part of a managedFields entry the summaries read. The wire
+// decoder (internal/kube) builds views over the bytes it reads; Views makes them
+// of decoded entries. The strings may alias a buffer the caller reuses: what the
+// summaries keep of them is interned (a copy).
+type MFView struct {
+	Manager, Operation, Subresource, FieldsType string
+	// Time is the entry's time, zero when absent.
+	Time time.Time
+	// Fields is fieldsV1 as JSON; HasFields is set when fieldsV1 is present.
+	Fields    []byte
+	HasFields bool
+}
+
+// Views returns the views of entries (at most MaxManagedFieldsEntries).
+func Views(entries []metav1.ManagedFieldsEntry) []MFView {
+	if len(entries) > MaxManagedFieldsEntries {
+		entries = entries[:MaxManagedFieldsEntries]
+	}
+	out := make([]MFView, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		v := MFView{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource,
+			FieldsType: e.FieldsType, HasFields: e.FieldsV1 != nil}
+		if e.Time != nil {
+			v.Time = e.Time.Time
+		}
+		if v.HasFields {
+			v.Fields = FieldsJSON(e.FieldsV1)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// ManagedFieldsOf is ManagedFields of views.
+func ManagedFieldsOf(entries []MFView, dataFields ...string) []model.ManagedField {
+	if len(entries) == 0 {
+		return nil
+	}
 	if len(entries) > MaxManagedFieldsEntries {
 		entries = entries[:MaxManagedFieldsEntries]
 	}
@@ -64,14 +106,12 @@ func ManagedFields(entries []metav1.ManagedFieldsEntry, dataFields ...string) []
 		e := &entries[i]
 		mf := model.ManagedField{
 			Manager:     model.Intern(e.Manager),
-			Operation:   model.Intern(string(e.Operation)),
+			Operation:   model.Intern(e.Operation),
 			Subresource: model.Intern(e.Subresource),
+			Time:        e.Time,
 		}
-		if e.Time != nil {
-			mf.Time = e.Time.Time
-		}
-		if e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == "") {
-			mf.OwnsData = ownsTopLevel(FieldsJSON(e.FieldsV1), dataFields)
+		if e.HasFields && (e.FieldsType == "FieldsV1" || e.FieldsType == "") {
+			mf.OwnsData = ownsTopLevel(e.Fields, dataFields)
 		}
 		out = append(out, mf)
 	}
@@ -136,13 +176,18 @@ var (
 // an entry owning the annotation nothing holds. Status entries never count.
 // Times have a resolution of one second: a tie counts as held.
 func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string) []bool {
+	return LastAppliedHoldsOf(Views(entries), fields...)
+}
+
+// LastAppliedHoldsOf is LastAppliedHolds of views.
+func LastAppliedHoldsOf(entries []MFView, fields ...[][]string) []bool {
 	out := make([]bool, len(fields))
 	if len(entries) > MaxManagedFieldsEntries {
 		entries = entries[:MaxManagedFieldsEntries]
 	}
 	writer := -1
 	for i := range entries {
-		if usableEntry(&entries[i]) && ownsPath(FieldsJSON(entries[i].FieldsV1), PathLastApplied) {
+		if usableEntry(&entries[i]) && ownsPath(entries[i].Fields, PathLastApplied) {
 			writer = i
 			break
 		}
@@ -150,11 +195,11 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 	if writer < 0 {
 		return out
 	}
-	wt := entryTime(&entries[writer])
+	wt := entries[writer].Time
 	for f, alts := range fields {
-		owns := func(e *metav1.ManagedFieldsEntry) bool {
+		owns := func(e *MFView) bool {
 			for _, p := range alts {
-				if ownsPath(FieldsJSON(e.FieldsV1), p) {
+				if ownsPath(e.Fields, p) {
 					return true
 				}
 			}
@@ -168,7 +213,7 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 			if i == writer || !usableEntry(&entries[i]) {
 				continue
 			}
-			if entryTime(&entries[i]).After(wt) && owns(&entries[i]) {
+			if entries[i].Time.After(wt) && owns(&entries[i]) {
 				held = false
 				break
 			}
@@ -178,16 +223,9 @@ func LastAppliedHolds(entries []metav1.ManagedFieldsEntry, fields ...[][]string)
 	return out
 }
 
-func usableEntry(e *metav1.ManagedFieldsEntry) bool {
-	return e.Subresource == "" && e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == "") &&
-		len(FieldsJSON(e.FieldsV1)) <= MaxFieldsV1Bytes
-}
-
-func entryTime(e *metav1.ManagedFieldsEntry) time.Time {
-	if e.Time == nil {
-		return time.Time{}
-	}
-	return e.Time.Time
+func usableEntry(e *MFView) bool {
+	return e.Subresource == "" && e.HasFields && (e.FieldsType == "FieldsV1" || e.FieldsType == "") &&
+		len(e.Fields) <= MaxFieldsV1Bytes
 }
 
 // ownsPath reports whether the fieldsV1 object raw has the nested member path

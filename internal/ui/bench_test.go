@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 	"github.com/driftwatch/driftwatch/internal/ui"
@@ -20,17 +20,17 @@ import (
 // ten stores and read by a Deployment's two pods, and one finding per Secret
 // (missing keys, absent, ready-but-short, flapping, stale pods in turn), so
 // the page draws n delivery paths.
-func benchModel(n int) (*model.Store, []dwcollectors.Finding) {
+func benchModel(n int) (*model.Store, []finding.Finding) {
 	st := model.NewStore(nil)
 	now := time.Now()
-	fam := func(name string) *dwcollectors.Family {
-		f, ok := dwcollectors.Lookup(name)
+	fam := func(name string) *finding.Family {
+		f, ok := finding.Lookup(name)
 		if !ok {
 			panic(name)
 		}
 		return f
 	}
-	var fs []dwcollectors.Finding
+	var fs []finding.Finding
 	for i := 0; i < n; i++ {
 		ns := fmt.Sprintf("team-%02d", i%40)
 		name := fmt.Sprintf("app-%04d-config", i)
@@ -42,32 +42,33 @@ func benchModel(n int) (*model.Store, []dwcollectors.Finding) {
 			st.UpsertPod(mt.WithWorkload(mt.Pod(ns, fmt.Sprintf("app-%04d-%d", i, p), mt.Env(name, "DB_PASSWORD"), mt.OptEnv(name, "STRIPE_KEY")),
 				"Deployment", fmt.Sprintf("app-%04d", i)))
 		}
-		cons := []dwcollectors.Consumer{{Kind: "Deployment", Name: fmt.Sprintf("app-%04d", i), Pods: 2}}
-		obj := dwcollectors.ObjectID{Kind: "Secret", Namespace: ns, Name: name}
-		var f dwcollectors.Finding
+		cons := []finding.Consumer{{Kind: "Deployment", Name: fmt.Sprintf("app-%04d", i), Pods: 2}}
+		obj := finding.Object{Kind: "Secret", Namespace: ns, Name: name}
+		var f finding.Finding
 		switch i % 5 {
 		case 0, 1:
-			f = dwcollectors.Finding{Family: fam("driftwatch_secret_missing_key"), Detector: "missing_keys", Severity: dwcollectors.SevCritical,
+			f = finding.Finding{Family: fam("driftwatch_secret_missing_key"), Detector: "missing_keys", Severity: finding.SevCritical,
 				Labels:   map[string]string{"namespace": ns, "secret": name, "key": "STRIPE_KEY", "source": "externalsecret", "optional": "false"},
 				Evidence: "ExternalSecret " + name + " (writes it) expects key STRIPE_KEY; the Secret has 2 key(s): API_KEY, DB_PASSWORD"}
 		case 2:
-			f = dwcollectors.Finding{Family: fam("driftwatch_externalsecret_ready_but_short"), Detector: "ready_but_short", Severity: dwcollectors.SevCritical,
+			f = finding.Finding{Family: fam("driftwatch_externalsecret_ready_but_short"), Detector: "ready_but_short", Severity: finding.SevCritical,
 				Labels:   map[string]string{"namespace": ns, "externalsecret": name, "secret": name, "reason": "missing_keys"},
 				Evidence: "Ready=True SecretSynced; the Secret has 2 of the 3 keys the ExternalSecret renders; missing: STRIPE_KEY"}
 			obj.Kind = "ExternalSecret"
 		case 3:
-			f = dwcollectors.Finding{Family: fam("driftwatch_secret_flapping"), Detector: "flips", Severity: dwcollectors.SevCritical,
+			f = finding.Finding{Family: fam("driftwatch_secret_flapping"), Detector: "flips", Severity: finding.SevCritical,
 				Labels:   map[string]string{"namespace": ns, "secret": name, "writers": "external-secrets,kubectl-client-side-apply"},
 				Evidence: "3 return(s) to an earlier value within the flip window"}
 		case 4:
-			f = dwcollectors.Finding{Family: fam("driftwatch_workload_stale_pods"), Detector: "stale_pods", Severity: dwcollectors.SevWarning,
+			f = finding.Finding{Family: fam("driftwatch_workload_stale_pods"), Detector: "stale_pods", Severity: finding.SevWarning,
 				Labels:   map[string]string{"namespace": ns, "workload_kind": "Deployment", "workload": fmt.Sprintf("app-%04d", i), "secret": name, "change_source": "external-secrets"},
 				Evidence: "2 pod(s) started before the Secret's data changed"}
 		}
 		f.Object, f.Consumers, f.Value = obj, cons, 1
+		f.Class, f.Metric = f.Family.Class, f.Family.Name
 		fs = append(fs, f)
 	}
-	dwcollectors.SortFindings(fs)
+	finding.Sort(fs)
 	return st, fs
 }
 

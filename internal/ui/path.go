@@ -4,8 +4,8 @@ import (
 	"slices"
 	"sort"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -97,7 +97,7 @@ type WorkloadNode struct {
 
 // secretOfFinding names the Secret whose delivery path a finding is about,
 // when there is one.
-func buildPath(v model.View, ns, name string, fs []dwcollectors.Finding) Path {
+func buildPath(v model.View, ns, name string, fs []finding.Finding) Path {
 	p := Path{Namespace: ns, Name: name}
 	if s, ok := v.Secret(ns, name); ok {
 		p.Exists = true
@@ -119,8 +119,8 @@ func buildPath(v model.View, ns, name string, fs []dwcollectors.Finding) Path {
 			if f.Object.Namespace != ns || f.Object.Name != name {
 				continue
 			}
-			switch f.Family.Name {
-			case "driftwatch_secret_missing_key":
+			switch f.Family.Path {
+			case finding.PathMissingKey:
 				k := f.Labels["key"]
 				mk := missing[k]
 				if mk == nil {
@@ -133,7 +133,7 @@ func buildPath(v model.View, ns, name string, fs []dwcollectors.Finding) Path {
 				if f.Labels["optional"] != "true" {
 					mk.Optional = false
 				}
-			case "driftwatch_secret_absent":
+			case finding.PathAbsent:
 				p.Absent = true
 			}
 		case "ExternalSecret":
@@ -269,7 +269,7 @@ func buildPath(v model.View, ns, name string, fs []dwcollectors.Finding) Path {
 // secretsOf names the Secrets whose delivery path a finding is about (at most
 // max): the Secret itself, an ExternalSecret's target, the targets of a
 // store's ExternalSecrets, the Secrets an Application declares.
-func secretsOf(v model.View, f dwcollectors.Finding, max int) []model.Ref {
+func secretsOf(v model.View, f finding.Finding, max int) []model.Ref {
 	o := f.Object
 	switch o.Kind {
 	case "Secret":

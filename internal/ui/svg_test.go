@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
@@ -18,8 +18,8 @@ func TestSVGEscapesAndMarks(t *testing.T) {
 	evil := `<script>alert("x")</script>&`
 	st.UpsertSecret(mt.WithManagers(mt.Secret("ns", "app", "A"), mt.Write(evil, now)), now)
 	st.UpsertPod(mt.WithWorkload(mt.Pod("ns", "web-1", mt.Env("app", "B"), mt.Env("app", "A")), "Deployment", "web"))
-	fam, _ := dwcollectors.Lookup("driftwatch_secret_missing_key")
-	fs := []dwcollectors.Finding{{Family: fam, Severity: dwcollectors.SevCritical, Object: dwcollectors.ObjectID{Kind: "Secret", Namespace: "ns", Name: "app"},
+	fam, _ := finding.Lookup("driftwatch_secret_missing_key")
+	fs := []finding.Finding{{Family: fam, Class: fam.Class, Metric: fam.Name, Severity: finding.SevCritical, Object: finding.Object{Kind: "Secret", Namespace: "ns", Name: "app"},
 		Labels: map[string]string{"namespace": "ns", "secret": "app", "key": "B", "source": "pod", "optional": "false"}, Value: 1}}
 	var svg string
 	st.Read(func(v model.View) { svg = string(buildPath(v, "ns", "app", fs).SVG()) })

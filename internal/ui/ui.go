@@ -25,14 +25,15 @@ import (
 	"strings"
 	"time"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/report"
 )
 
-// Findings is what the page reads findings from (collectors.Findings).
+// Findings is what the page reads findings from (collectors.Findings): the
+// findings of one evaluation and the detectors that failed during it.
 type Findings interface {
-	Typed() []dwcollectors.Finding
+	Run() (findings []finding.Finding, failed []string)
 	Skipped() []string
 }
 
@@ -171,7 +172,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	failOn := dwcollectors.SevWarning
+	failOn := finding.SevWarning
 	if v := q.Get("fail_on"); v != "" {
 		sev, err := report.ParseFailOn(v)
 		if err != nil {
@@ -189,7 +190,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "waiting for informers to sync: "+s.waiting())
 		return
 	}
-	rep := report.Build(s.findings.Typed(), s.findings.Skipped(), s.health.States(), failOn, keep)
+	typed, failed := s.findings.Run()
+	rep := report.Build(typed, failed, s.findings.Skipped(), s.health.States(), failOn, keep)
 	headers(w, "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -203,7 +205,7 @@ const MaxNamespaceFilter = 256
 // nsFilter keeps the findings in the given namespaces (comma-separated or
 // repeated), looked up in a set; nil when none is given. More than
 // MaxNamespaceFilter names, repeats included, is an error.
-func nsFilter(vals []string) (func(report.Finding) bool, error) {
+func nsFilter(vals []string) (func(finding.Finding) bool, error) {
 	nss := map[string]struct{}{}
 	n := 0
 	for _, v := range vals {
@@ -220,7 +222,7 @@ func nsFilter(vals []string) (func(report.Finding) bool, error) {
 	if len(nss) == 0 {
 		return nil, nil
 	}
-	return func(f report.Finding) bool { _, ok := nss[f.Object.Namespace]; return ok }, nil
+	return func(f finding.Finding) bool { _, ok := nss[f.Object.Namespace]; return ok }, nil
 }
 
 func apiError(w http.ResponseWriter, code int, msg string) {
@@ -236,9 +238,9 @@ type Card struct {
 	Metric    string
 	Help      string
 	Severity  string
-	Object    dwcollectors.ObjectID
+	Object    finding.Object
 	Items     []Item
-	Consumers []dwcollectors.Consumer
+	Consumers []finding.Consumer
 	Runbook   string
 	Alert     string
 	Commands  []Command
@@ -273,16 +275,18 @@ type SevGroup struct {
 
 // PageData is what the findings page template renders.
 type PageData struct {
-	CSS         template.CSS
-	Refresh     int
-	Ready       bool
-	Waiting     string
-	Namespace   string
-	Namespaces  []string
-	Counts      map[string]int
-	Total       int
-	Classes     []ClassGroup
-	Skipped     []string
+	CSS        template.CSS
+	Refresh    int
+	Ready      bool
+	Waiting    string
+	Namespace  string
+	Namespaces []string
+	Counts     map[string]int
+	Total      int
+	Classes    []ClassGroup
+	Skipped    []string
+	// Failed names the detectors that failed: their findings are missing.
+	Failed      []string
 	Unavailable []string
 	Generated   string
 	Version     string
@@ -303,7 +307,7 @@ const (
 
 // Page builds the findings page's data from typed findings, keeping those in
 // namespace ns ("" for all).
-func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
+func (s *Server) Page(typed []finding.Finding, ns string) PageData {
 	d := PageData{CSS: template.CSS(css), Refresh: int(s.opts.Refresh / time.Second), Ready: true, Namespace: ns,
 		Counts: map[string]int{"critical": 0, "warning": 0, "info": 0}, Generated: s.opts.Now().UTC().Format(time.RFC3339),
 		Version: s.opts.Version, SecretPages: !s.opts.NoSecretPage}
@@ -311,7 +315,7 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 		d.Refresh = 0
 	}
 	nsSet := map[string]bool{}
-	var kept []dwcollectors.Finding
+	var kept []finding.Finding
 	for _, f := range typed {
 		if f.Object.Namespace != "" {
 			nsSet[f.Object.Namespace] = true
@@ -324,7 +328,7 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 		d.Namespaces = append(d.Namespaces, n)
 	}
 	sort.Strings(d.Namespaces)
-	rep := report.FromTyped(kept)
+	rep := kept
 	paths := map[model.Ref]template.HTML{}
 	classIdx := map[string]int{}
 	pictures := 0
@@ -395,7 +399,7 @@ func (s *Server) Page(typed []dwcollectors.Finding, ns string) PageData {
 	return d
 }
 
-func writersOf(v model.View, f report.Finding) []string {
+func writersOf(v model.View, f finding.Finding) []string {
 	if f.Object.Kind != "Secret" {
 		return nil
 	}
@@ -406,9 +410,9 @@ func writersOf(v model.View, f report.Finding) []string {
 	return out
 }
 
-func mergeConsumers(a, b []dwcollectors.Consumer) []dwcollectors.Consumer {
+func mergeConsumers(a, b []finding.Consumer) []finding.Consumer {
 	for _, c := range b {
-		i := slices.IndexFunc(a, func(x dwcollectors.Consumer) bool { return x.Kind == c.Kind && x.Name == c.Name })
+		i := slices.IndexFunc(a, func(x finding.Consumer) bool { return x.Kind == c.Kind && x.Name == c.Name })
 		if i < 0 {
 			a = append(a, c)
 		} else if a[i].Pods < c.Pods {
@@ -419,7 +423,7 @@ func mergeConsumers(a, b []dwcollectors.Consumer) []dwcollectors.Consumer {
 }
 
 // detailsOf lists the labels that do not name the object, as k=v.
-func detailsOf(f report.Finding) string {
+func detailsOf(f finding.Finding) string {
 	var ks []string
 	for k, v := range f.Labels {
 		if k == "namespace" || v == "" || v == f.Object.Name && (k == "secret" || k == "externalsecret" ||
@@ -485,8 +489,9 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		d = PageData{CSS: template.CSS(css), Refresh: 5, Waiting: s.waiting(), Namespace: ns,
 			Generated: s.opts.Now().UTC().Format(time.RFC3339), Version: s.opts.Version}
 	} else {
-		d = s.Page(s.findings.Typed(), ns)
-		d.Skipped = s.findings.Skipped()
+		typed, failed := s.findings.Run()
+		d = s.Page(typed, ns)
+		d.Skipped, d.Failed = s.findings.Skipped(), failed
 		for _, st := range s.health.States() {
 			if !st.Available() && st.Reason != "not_watched" {
 				d.Unavailable = append(d.Unavailable, string(st.Resource)+"="+st.Reason)
@@ -511,7 +516,7 @@ type SecretData struct {
 	Waiting   string
 	Path      Path
 	SVG       template.HTML
-	Findings  []report.Finding
+	Findings  []finding.Finding
 	Generated string
 	Version   string
 }
@@ -532,12 +537,12 @@ func (s *Server) serveSecret(w http.ResponseWriter, r *http.Request) {
 		d.Waiting, d.Refresh = s.waiting(), 5
 	} else {
 		d.Ready = true
-		typed := s.findings.Typed()
+		typed, _ := s.findings.Run()
 		s.store.Read(func(v model.View) {
 			d.Path = buildPath(v, ns, name, typed)
 			for _, f := range typed {
 				if slices.Contains(secretsOf(v, f, 1000), model.Ref{Namespace: ns, Name: name}) {
-					d.Findings = append(d.Findings, report.FromTyped([]dwcollectors.Finding{f})...)
+					d.Findings = append(d.Findings, f)
 				}
 			}
 		})

@@ -20,7 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/driftwatch/driftwatch/alerts"
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
@@ -206,7 +206,7 @@ func TestAPIServesTheCheckSchema(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &chk); err != nil {
 		t.Fatal(err)
 	}
-	key := func(f report.Finding) string {
+	key := func(f finding.Finding) string {
 		b, _ := json.Marshal(f.Labels)
 		return f.Metric + " " + f.Object.String() + " " + string(b)
 	}
@@ -387,8 +387,8 @@ func TestCommandsPrintNoValues(t *testing.T) {
 		}
 	}
 	n := 0
-	for _, fam := range dwcollectors.Catalog() {
-		if fam.Kind != dwcollectors.KindFinding {
+	for _, fam := range append(finding.Catalog(), finding.LintFamilies()...) {
+		if fam.Kind != finding.KindFinding {
 			continue
 		}
 		labels := map[string]string{}
@@ -398,9 +398,9 @@ func TestCommandsPrintNoValues(t *testing.T) {
 		labels["source"], labels["kind"], labels["workload_kind"] = "externalsecret", "Secret", "Deployment"
 		for _, kind := range []string{"Secret", "ExternalSecret", "ClusterSecretStore"} {
 			labels["kind"] = kind
-			f := report.Finding{Metric: fam.Name, Severity: fam.Severity, Labels: labels,
-				Object:    dwcollectors.ObjectID{Kind: "Secret", Namespace: "ns", Name: "name"},
-				Consumers: []dwcollectors.Consumer{{Kind: "Deployment", Name: "web", Pods: 2}, {Kind: "StatefulSet", Name: "db", Pods: 1}}}
+			f := finding.Finding{Family: fam, Metric: fam.Name, Class: fam.Class, Severity: fam.Severity, Labels: labels,
+				Object:    finding.Object{Kind: "Secret", Namespace: "ns", Name: "name"},
+				Consumers: []finding.Consumer{{Kind: "Deployment", Name: "web", Pods: 2}, {Kind: "StatefulSet", Name: "db", Pods: 1}}}
 			for _, src := range []string{"pod", "externalsecret", "helm"} {
 				labels["source"] = src
 				cmds := ui.Commands(f, []string{"es-1"})
@@ -419,14 +419,38 @@ func TestCommandsPrintNoValues(t *testing.T) {
 	t.Logf("%d commands checked", n)
 }
 
-type staticFindings []dwcollectors.Finding
+type staticFindings []finding.Finding
 
-func (s staticFindings) Typed() []dwcollectors.Finding { return s }
-func (staticFindings) Skipped() []string               { return nil }
+func (s staticFindings) Run() ([]finding.Finding, []string) { return s, nil }
+func (staticFindings) Skipped() []string                    { return nil }
 
 type notReady struct{}
 
 func (notReady) Ready() bool { return false }
 func (notReady) States() []model.ResourceState {
 	return []model.ResourceState{{Resource: model.ResSecrets, Enabled: true}}
+}
+
+// failedFindings: no finding, and a detector that failed.
+type failedFindings struct{}
+
+func (failedFindings) Run() ([]finding.Finding, []string) { return nil, []string{"flips"} }
+func (failedFindings) Skipped() []string                  { return nil }
+
+// A detector that failed is named by the API (result error) and the page:
+// "no findings" must not read as "nothing wrong" when a detector did not run.
+func TestFailedDetectorIsNamed(t *testing.T) {
+	st := mt.NewStore(t)
+	h := ui.New(st, failedFindings{}, ready{}, ui.Options{}).Handler()
+	var api report.Report
+	rec := fetch(t, h, "/api/v1/findings")
+	if err := json.Unmarshal(rec.Body.Bytes(), &api); err != nil {
+		t.Fatal(err)
+	}
+	if api.Result != "error" || !slices.Equal(api.FailedDetectors, []string{"flips"}) {
+		t.Errorf("API: result %s, failed %v", api.Result, api.FailedDetectors)
+	}
+	if body := fetch(t, h, "/").Body.String(); !strings.Contains(body, `id="failed-detectors"`) || !strings.Contains(body, "flips") {
+		t.Errorf("the page does not name the failed detector:\n%s", body)
+	}
 }

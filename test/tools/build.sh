@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end tests run (etcd, kube-apiserver,
 # kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, Flux's
-# source-controller and kustomize-controller, and for the node: kubelet,
-# kube-proxy, kube-scheduler, crictl) into a cache folder outside the work
-# tree, keyed on each tool module's go.mod + go.sum, and installs Prometheus,
-# promtool, Alertmanager, redis-server and the node's runtime (containerd,
-# runc, buildah, CNI plugins, iptables, busybox) from Debian when they are
-# absent.
+# source-controller, kustomize-controller and helm-controller, and for the node:
+# kubelet, kube-proxy, kube-scheduler, crictl) into a cache folder outside the
+# work tree, keyed on each tool module's go.mod + go.sum, and installs
+# Prometheus, promtool, Alertmanager, redis-server and the node's runtime
+# (containerd, runc, buildah, CNI plugins, iptables, busybox) from Debian when
+# they are absent.
 # A rerun with the same keys costs seconds. Prints the bin folder on stdout's last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,6 +61,10 @@ for n in argocd-application-controller argocd-repo-server argocd-server; do ln -
 # the Go module proxy does not serve (test/tools/flux/go.mod says which).
 build_tool flux source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
 build_tool flux kustomize-controller github.com/fluxcd/kustomize-controller -ldflags "-s -w"
+# helm-controller v1.6.4, the one flux2 v2.9.5 installs, from the same module:
+# beyond what the other two compile it needs 82 packages (Helm v4's action and
+# storage, its own), so it costs little once they are built.
+build_tool flux helm-controller github.com/fluxcd/helm-controller -ldflags "-s -w"
 
 # Prometheus 2.42 (+promtool) and Alertmanager 0.25 from Debian.
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
@@ -164,18 +168,34 @@ done
 chmod 644 "$cache/argocd/"*.yaml
 
 # The real Flux's manifests, from the modules the controllers are built from:
-# every CRD of source-controller and kustomize-controller, and from flux2
+# every CRD of source-controller, kustomize-controller and helm-controller, and from flux2
 # v2.9.5 (the Flux release of that line) the RBAC its install binds the
 # controllers to.
 src_dir=$(cd "$here/flux" && go list -m -f '{{.Dir}}' github.com/fluxcd/source-controller)
 kus_dir=$(cd "$here/flux" && go list -m -f '{{.Dir}}' github.com/fluxcd/kustomize-controller)
+helm_dir=$(cd "$here/flux" && go list -m -f '{{.Dir}}' github.com/fluxcd/helm-controller)
 flux2_mod=github.com/fluxcd/flux2/v2@v2.9.5
 flux2_dir=$(cd / && go mod download -json "$flux2_mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 mkdir -p "$cache/flux"
-for f in "$src_dir"/config/crd/bases/*.yaml "$kus_dir"/config/crd/bases/*.yaml \
+for f in "$src_dir"/config/crd/bases/*.yaml "$kus_dir"/config/crd/bases/*.yaml "$helm_dir"/config/crd/bases/*.yaml \
   "$flux2_dir/manifests/rbac/controller.yaml" "$flux2_dir/manifests/rbac/reconciler.yaml"; do
   if [ ! -f "$f" ]; then log "cannot find $f"; exit 1; fi
   cp -f "$f" "$cache/flux/$(basename "$f")"
 done
 chmod 644 "$cache/flux/"*.yaml
+# What `flux install` renders from, for the stock-install look-alike
+# (test/e2e/flux): flux2's bases of the two controllers, its rbac and policies,
+# and each controller's config/crd and config/manager (what the release's
+# <controller>.crds.yaml and <controller>.deployment.yaml, which the bases
+# fetch over the network, are built from).
+inst="$cache/flux/install"
+rm -rf "$inst"
+mkdir -p "$inst/flux2/bases" "$inst/source-controller" "$inst/kustomize-controller" "$inst/helm-controller"
+cp -R "$flux2_dir/manifests/bases/source-controller" "$flux2_dir/manifests/bases/kustomize-controller" \
+  "$flux2_dir/manifests/bases/helm-controller" "$inst/flux2/bases/"
+cp -R "$flux2_dir/manifests/rbac" "$flux2_dir/manifests/policies" "$inst/flux2/"
+cp -R "$src_dir/config/crd" "$src_dir/config/manager" "$inst/source-controller/"
+cp -R "$kus_dir/config/crd" "$kus_dir/config/manager" "$inst/kustomize-controller/"
+cp -R "$helm_dir/config/crd" "$helm_dir/config/manager" "$inst/helm-controller/"
+chmod -R u+w,a+rX "$inst"
 echo "$bin"

@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -299,7 +299,7 @@ func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration
 				continue
 			}
 			seen[s.String()] = s
-			if f, ok := collectors.Lookup(s.Name); ok && f.Kind == collectors.KindFinding && f.SeverityOf(s.Labels) == collectors.SevCritical && s.Value > 0 {
+			if f, ok := finding.Lookup(s.Name); ok && f.Kind == finding.KindFinding && f.SeverityOf(s.Labels) == finding.SevCritical && s.Value > 0 {
 				t.Fatalf("page-grade series after %d scrapes: %s", scrapes, s)
 			}
 		}

@@ -74,7 +74,8 @@ type Options struct {
 	// ESOController starts the real ESO controller; implies ESOCRDs.
 	ESOController bool
 	// Flux runs the real Flux (see flux.go): source-controller and
-	// kustomize-controller v1.9.6 with their CRDs, the flux-system namespace,
+	// kustomize-controller v1.9.6 and helm-controller v1.6.4 with their CRDs,
+	// the flux-system namespace,
 	// and a Git HTTP server (git http-backend) for the repositories NewGitRepo
 	// makes.
 	Flux bool

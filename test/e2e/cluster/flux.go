@@ -23,24 +23,25 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Flux's controllers as test/tools/build.sh builds them (v1.9.6 of both, the
-// Flux v2.9 line).
+// Flux's controllers as test/tools/build.sh builds them (source-controller
+// and kustomize-controller v1.9.6, helm-controller v1.6.4: the Flux v2.9 line).
 const (
 	FluxSourceBin    = "source-controller"
 	FluxKustomizeBin = "kustomize-controller"
+	FluxHelmBin      = "helm-controller"
 )
 
 // FluxNamespace is the namespace Flux's controllers run for (RUNTIME_NAMESPACE),
 // as `flux install` creates it.
 const FluxNamespace = "flux-system"
 
-// The files test/tools/build.sh copies into FluxDir(): every CRD of the two
+// The files test/tools/build.sh copies into FluxDir(): every CRD of the
 // controllers' modules, and flux2 v2.9.5's RBAC.
 var fluxCRDFiles = []string{
 	"source.toolkit.fluxcd.io_gitrepositories.yaml", "source.toolkit.fluxcd.io_helmrepositories.yaml",
 	"source.toolkit.fluxcd.io_helmcharts.yaml", "source.toolkit.fluxcd.io_buckets.yaml",
 	"source.toolkit.fluxcd.io_ocirepositories.yaml", "source.toolkit.fluxcd.io_externalartifacts.yaml",
-	"kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+	"kustomize.toolkit.fluxcd.io_kustomizations.yaml", "helm.toolkit.fluxcd.io_helmreleases.yaml",
 }
 var fluxFiles = append(append([]string{}, fluxCRDFiles...), "controller.yaml", "reconciler.yaml")
 
@@ -48,6 +49,7 @@ var fluxFiles = append(append([]string{}, fluxCRDFiles...), "controller.yaml", "
 var (
 	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	HelmReleaseGVR   = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 )
 
 // FluxDir is where build.sh copies Flux's manifests: $DRIFTWATCH_FLUX, else
@@ -73,7 +75,7 @@ func fluxTools(opts Options) []string {
 	if !opts.Flux {
 		return nil
 	}
-	return []string{FluxSourceBin, FluxKustomizeBin}
+	return []string{FluxSourceBin, FluxKustomizeBin, FluxHelmBin}
 }
 
 // flux is the running Flux part of a stack.
@@ -81,6 +83,7 @@ type flux struct {
 	dir        string
 	source     *process
 	kustomize  *process
+	helm       *process
 	git        *http.Server
 	gitURL     string
 	storageURL string
@@ -90,8 +93,9 @@ func (f *flux) processes() []*process {
 	if f == nil {
 		return nil
 	}
-	// Stop order: kustomize-controller fetches from source-controller.
-	return []*process{f.kustomize, f.source}
+	// Stop order: kustomize-controller and helm-controller fetch from
+	// source-controller.
+	return []*process{f.helm, f.kustomize, f.source}
 }
 
 // stopGit closes the Git HTTP server (its CGI children exit with their
@@ -133,9 +137,9 @@ func (c *Cluster) FluxKustomizeLog() string {
 }
 
 // startFlux serves the stack's Git repositories over smart HTTP, installs
-// Flux's CRDs and its namespace, and starts source-controller and
-// kustomize-controller on 127.0.0.1, each with a client certificate bound to
-// the ClusterRole flux2's install binds it to.
+// Flux's CRDs and its namespace, and starts source-controller,
+// kustomize-controller and helm-controller on 127.0.0.1, each with a client
+// certificate bound to the ClusterRole flux2's install binds it to.
 func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 	files := map[string][]byte{}
 	for _, name := range fluxFiles {
@@ -155,7 +159,7 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 	}
 	f := &flux{dir: filepath.Join(c.Dir, "flux")}
 	c.flux = f
-	for _, d := range []string{"storage", "source-tmp", "kustomize-tmp", "home"} {
+	for _, d := range []string{"storage", "source-tmp", "kustomize-tmp", "helm-tmp", "home"} {
 		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o700); err != nil {
 			return err
 		}
@@ -210,8 +214,8 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 	}
 
 	// Identities as flux2's install binds them: source-controller to the
-	// ClusterRole crd-controller, kustomize-controller to cluster-admin
-	// (ClusterRoleBinding cluster-reconciler).
+	// ClusterRole crd-controller, kustomize-controller and helm-controller to
+	// cluster-admin (ClusterRoleBinding cluster-reconciler).
 	crdRole, err := clusterRoleFrom(files["controller.yaml"], "crd-controller")
 	if err != nil {
 		return err
@@ -231,8 +235,12 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 	if err != nil {
 		return err
 	}
+	helmKC, err := c.fluxIdentity(ctx, "helm-controller", adminRole)
+	if err != nil {
+		return err
+	}
 
-	ports, err := freePorts(5)
+	ports, err := freePorts(7)
 	if err != nil {
 		return err
 	}
@@ -269,7 +277,21 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 	if err := f.kustomize.start(); err != nil {
 		return err
 	}
-	return c.waitHTTP(ctx, 60*time.Second, f.kustomize, "http://"+addr(ports[4])+"/readyz")
+	if err := c.waitHTTP(ctx, 60*time.Second, f.kustomize, "http://"+addr(ports[4])+"/readyz"); err != nil {
+		return err
+	}
+
+	f.helm = &process{
+		name: "helm-controller", path: bins[FluxHelmBin], logPath: filepath.Join(c.LogDir, "helm-controller.log"),
+		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
+			"--metrics-addr=" + addr(ports[5]), "--health-addr=" + addr(ports[6]),
+			"--log-level=debug"},
+		env: append([]string{"KUBECONFIG=" + helmKC, "TMPDIR=" + filepath.Join(f.dir, "helm-tmp")}, common...),
+	}
+	if err := f.helm.start(); err != nil {
+		return err
+	}
+	return c.waitHTTP(ctx, 60*time.Second, f.helm, "http://"+addr(ports[6])+"/readyz")
 }
 
 // clusterRoleFrom returns the ClusterRole named name from a multi-document

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"github.com/driftwatch/driftwatch/collectors"
-
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +14,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	// collectors declares the families finding.Lookup reads.
+	_ "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 )
 
 // Series is one sample of a scrape: a metric name, its labels and value.
@@ -137,12 +139,12 @@ func ScrapeURL(url string) ([]Series, error) {
 
 // IsFinding reports whether a scraped series is the current state of a
 // finding about a namespace: its family's catalog declaration says so
-// (collectors.Family.StateOfFinding: finding gauges and the object series that
+// (finding.Family.StateOfFinding: finding gauges and the object series that
 // exist only with a finding, such as a short Secret's readers), and it names a
 // namespace. Object metrics (sync age, inventory, compare readiness), counters
 // of past events and the agent's own health are not.
 func IsFinding(s Series) bool {
-	f, ok := collectors.Lookup(s.Name)
+	f, ok := finding.Lookup(s.Name)
 	if !ok {
 		return false
 	}

@@ -471,47 +471,13 @@ func TestCorpus(t *testing.T) {
 // run goes on and reports the rest.
 func (r *run) expect(a *cluster.Agent, present bool, name string, labels map[string]string) bool {
 	r.t.Helper()
-	deadline := time.Now().Add(waitFinding)
-	var last []cluster.Series
-	for {
-		all, err := a.Scrape()
-		if err == nil {
-			last = all
-			if (len(cluster.Find(all, name, labels)) > 0) == present {
-				return true
-			}
-		}
-		if time.Now().After(deadline) {
-			var have []string
-			for _, s := range cluster.Find(last, name, nil) {
-				have = append(have, s.String())
-			}
-			verb := "no series"
-			if !present {
-				verb = "still a series"
-			}
-			r.t.Errorf("after %s, %s %s%v; the last scrape's %s series:\n  %s", waitFinding, verb, name, labels, name, strings.Join(have, "\n  "))
-			return false
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	_, ok := pages.ExpectSeries(r.t, a, waitFinding, present, name, labels)
+	return ok
 }
 
 // expectHook waits for a notification received at index from or later with
 // an alert that matches; a miss is an error, not fatal.
 func (r *run) expectHook(ps *promstack.Stack, hook *promstack.Webhook, from int, what string, match func(promstack.Alert) bool) (promstack.Alert, bool) {
 	r.t.Helper()
-	deadline := time.Now().Add(waitPage)
-	for {
-		if _, a, ok := hook.Find(from, func(_ promstack.Message, a promstack.Alert) bool { return match(a) }); ok {
-			return a, true
-		}
-		ps.Alive(r.t)
-		if time.Now().After(deadline) {
-			alerts, _ := ps.Query(`ALERTS`)
-			r.t.Errorf("%s did not reach the webhook within %s; notifications so far:\n%s\nPrometheus ALERTS: %v", what, waitPage, hook.Dump(), alerts)
-			return promstack.Alert{}, false
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	return pages.ExpectHook(r.t, ps, hook, from, waitPage, what, match)
 }

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -34,7 +34,7 @@ func (p Page) String() string { return p.Alert + " " + p.Object }
 // consumer joins included), with the series that make each.
 //
 // A series is page-grade only when its family's catalog declaration
-// (collectors.Catalog: the severity declared once, next to the metric) makes it
+// (finding.Catalog: the severity declared once, next to the metric) makes it
 // critical; the consumer joins of the two consumer pages are the rules'. The
 // real Prometheus → Alertmanager chain of the corpus tests is the primary oracle.
 func Grade(series []cluster.Series) map[Page][]cluster.Series {
@@ -122,13 +122,13 @@ func Grade(series []cluster.Series) map[Page][]cluster.Series {
 }
 
 // Critical reports whether a series' family declares it critical (a page).
-func Critical(s cluster.Series) bool { return Severity(s) == collectors.SevCritical }
+func Critical(s cluster.Series) bool { return Severity(s) == finding.SevCritical }
 
 // Severity is a finding series' severity as its family's catalog declaration
 // gives it; "" for a series that is not a finding.
-func Severity(s cluster.Series) collectors.Severity {
-	f, ok := collectors.Lookup(s.Name)
-	if !ok || f.Kind != collectors.KindFinding {
+func Severity(s cluster.Series) finding.Severity {
+	f, ok := finding.Lookup(s.Name)
+	if !ok || f.Kind != finding.KindFinding {
 		return ""
 	}
 	return f.SeverityOf(s.Labels)
@@ -290,7 +290,7 @@ func (m *Monitor) scrapeOnce() {
 		}
 		k := SeriesKey(s)
 		record(m.seen, k, s, at, m.phase)
-		if sev := Severity(s); (sev == collectors.SevWarning || sev == collectors.SevCritical) && s.Value > 0 && !m.allowedSeries(s, at) {
+		if sev := Severity(s); (sev == finding.SevWarning || sev == finding.SevCritical) && s.Value > 0 && !m.allowedSeries(s, at) {
 			record(m.stray, k, s, at, m.phase)
 		}
 	}

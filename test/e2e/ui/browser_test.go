@@ -33,7 +33,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	dwcollectors "github.com/driftwatch/driftwatch/collectors"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -115,8 +115,8 @@ func (f apiFinding) dataObject() string {
 func findings(t *testing.T, base string) []apiFinding {
 	t.Helper()
 	want := map[string]bool{}
-	for _, f := range dwcollectors.Catalog() {
-		if f.Kind == dwcollectors.KindFinding {
+	for _, f := range finding.Catalog() {
+		if f.Kind == finding.KindFinding {
 			want[f.Class] = true
 		}
 	}

@@ -1,7 +1,7 @@
 package collectors
 
-// The argocd_ignore_trap detector: its metric families (the catalog entries), its registry
-// entry and how it emits (detect/argocdignoretrap.go is the detector itself).
+// The argocd_ignore_list_trap detector: its metric families (the catalog entries), its registry
+// entry and how it emits (detect/argocdignorelisttrap.go is the detector itself).
 
 import (
 	"fmt"
@@ -10,26 +10,30 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 var (
-	descArgoIgnoreListTrap = declare(Family{
+	descArgoIgnoreListTrap = declare(finding.Family{
 		Name: "driftwatch_argocd_ignore_list_trap",
+		Lint: []finding.Rule{{ID: "argocd_ignore_list_trap",
+			Why: "an Argo CD Application's ignoreDifferences reaches into a list: with RespectIgnoreDifferences every sync rebuilds the list from live, without it new entries never show as OutOfSync"}},
+		Commands: argoIgnoreTrapCommands,
 		Help: "1 for each Argo CD ignoreDifferences path (or managedFieldsManagers entry) that keeps list entries added in Git from shipping to a managed object: " +
 			"effect rebuilds_list (every sync rebuilds the list from live), rebuilds_list_if_present (only when live has the ignored field), " +
 			"hides_new_entries (no RespectIgnoreDifferences: new entries do not make the Application OutOfSync).",
 		Labels:     []string{"namespace", "application", "group", "kind", "path", "respect_ignore_differences", "effect"},
-		Kind:       KindFinding,
-		Object:     &ObjectRef{Kind: "Application", NameLabel: "application"},
+		Kind:       finding.KindFinding,
+		Object:     &finding.ObjectRef{Kind: "Application", NameLabel: "application"},
 		Class:      "Argo CD ignore-list trap",
-		Severity:   SevWarning,
-		SeverityBy: &SeverityBy{Label: "effect", Values: map[string]Severity{"rebuilds_list": SevCritical}},
+		Severity:   finding.SevWarning,
+		SeverityBy: &finding.SeverityBy{Label: "effect", Values: map[string]finding.Severity{"rebuilds_list": finding.SevCritical}},
 	})
 )
 
 func init() {
-	register(detector{name: "argocd_ignore_trap", requires: []model.Resource{model.ResApplications}, emit: emitArgoIgnoreTrap,
+	register(detector{name: "argocd_ignore_list_trap", requires: []model.Resource{model.ResApplications}, emit: emitArgoIgnoreTrap,
 		families: []*prometheus.Desc{descArgoIgnoreListTrap}})
 }
 
@@ -47,4 +51,9 @@ func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.T
 			}[t.Effect] + fmt.Sprintf(" (ignoreDifferences %s on %s)", t.Path, t.Kind)
 		}
 	}
+}
+
+func argoIgnoreTrapCommands(c *finding.Commands) {
+	c.Confirm("the Application's ignoreDifferences and sync options", "kubectl -n "+c.NS()+" get application "+c.Name()+
+		` -o json | jq '{ignore: .spec.ignoreDifferences, syncOptions: .spec.syncPolicy.syncOptions}'`)
 }

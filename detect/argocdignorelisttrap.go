@@ -1,6 +1,6 @@
 package detect
 
-// The argocd_ignore_trap detector: Argo CD ignoreDifferences entries that keep
+// The argocd_ignore_list_trap detector: Argo CD ignoreDifferences entries that keep
 // list entries added in Git from shipping.
 
 import (
