@@ -73,10 +73,12 @@ func buildImages(t *testing.T, c *cluster.Cluster) {
 		build, err := n.BuildDockerfile(ctx, agentRepo+":"+agentTag, nil)
 		if err != nil {
 			if ctx.Err() != nil {
-				// With an empty Go build cache the build compiles every
-				// dependency of the agent (CGO_ENABLED=0 -trimpath: nothing
-				// the host's builds share); on a saturated machine that
-				// took over 18 minutes here.
+				// The build compiles what the Go build cache lacks:
+				// under test/run.sh (CGO_ENABLED=0 -trimpath, as the
+				// Dockerfile builds) the suite has compiled it all and the
+				// build links; a plain `go test` with cgo on shares
+				// nothing, and with an empty cache on a saturated machine
+				// that took over 18 minutes here.
 				err = fmt.Errorf("not within %s of starting the images (%w): %w", imagesTimeout, ctx.Err(), err)
 			}
 			imagesErr = fmt.Errorf("driftwatch image from the Dockerfile: %w", err)
