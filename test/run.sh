@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: builds or reuses the real components
-# (kube-apiserver, etcd, kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, redis,
-# Prometheus, promtool, Alertmanager), then runs lint, unit, end-to-end, API
-# compatibility and short fuzz tests. `make test` runs this; so does .ci/run.
+# (kube-apiserver, etcd, kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, Flux,
+# redis, Prometheus, promtool, Alertmanager, and the node's kubelet, kube-proxy,
+# kube-scheduler, crictl, containerd, runc, buildah, CNI plugins), then runs lint,
+# unit, end-to-end, API compatibility and short fuzz tests. `make test` runs this;
+# so does .ci/run. It needs root: build.sh installs Debian packages, and
+# test/e2e/node runs a real node (it fails, never skips, without root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$SECONDS
 step() { echo "=== $* ($((SECONDS - t0))s)"; }
+
+# Every build of the suite compiles as the Dockerfile and test/tools/build.sh do
+# (CGO_ENABLED=0, -trimpath), so the Go build cache holds one compile of each
+# package: the node test's image build from the Dockerfile (which mounts that
+# cache) and the agent binaries the end-to-end tests build only link. With cgo
+# on, the Dockerfile's build shared nothing with the suite's and compiled every
+# dependency again (233 s here). The race detector needs cgo and compiles apart
+# anyway.
+export CGO_ENABLED=0 GOFLAGS=-trimpath
 
 step "tools"
 bin=$(bash test/tools/build.sh | tail -n 1)
@@ -25,7 +37,7 @@ step "unit and end-to-end tests"
 go test -count=1 -timeout 45m ./...
 
 step "race detector on the concurrent packages"
-go test -count=1 -race ./internal/model/ ./internal/kube/ ./collectors/ ./internal/agent/
+CGO_ENABLED=1 go test -count=1 -race ./internal/model/ ./internal/kube/ ./collectors/ ./internal/agent/
 
 step "separate test modules: API compatibility with ESO and Argo CD types, dashboards, the krew manifest"
 for m in test/apicompat/*/ dashboards/ test/krew/; do

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end tests run (etcd, kube-apiserver,
 # kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, Flux's
-# source-controller, kustomize-controller and helm-controller) into a
-# cache folder outside the work tree, keyed on each tool module's go.mod + go.sum,
-# and installs Prometheus, promtool, Alertmanager and redis-server from Debian
-# when they are absent.
+# source-controller, kustomize-controller and helm-controller, and for the node:
+# kubelet, kube-proxy, kube-scheduler, crictl) into a cache folder outside the
+# work tree, keyed on each tool module's go.mod + go.sum, and installs
+# Prometheus, promtool, Alertmanager, redis-server and the node's runtime
+# (containerd, runc, buildah, CNI plugins, iptables, busybox) from Debian when
+# they are absent.
 # A rerun with the same keys costs seconds. Prints the bin folder on stdout's last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +40,11 @@ build_tool etcd etcd go.etcd.io/etcd/server/v3 -ldflags "-s -w"
 build_tool kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$kldflags"
 build_tool kube kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "$kldflags"
 build_tool kube kubectl k8s.io/kubernetes/cmd/kubectl -ldflags "$kldflags"
+# The node of test/e2e/node (cluster.Options.Node): the same module and version.
+build_tool kube kubelet k8s.io/kubernetes/cmd/kubelet -ldflags "$kldflags"
+build_tool kube kube-proxy k8s.io/kubernetes/cmd/kube-proxy -ldflags "$kldflags"
+build_tool kube kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler -ldflags "$kldflags"
+build_tool crictl crictl sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w"
 # The binary must be named external-secrets: ESO derives its field-manager names from it.
 build_tool eso external-secrets github.com/external-secrets/external-secrets -ldflags "-s -w"
 build_tool helm helm helm.sh/helm/v3/cmd/helm -ldflags "-s -w"
@@ -91,6 +98,29 @@ if ! command -v chromium >/dev/null; then
   apt-get install -y -qq --no-install-recommends chromium >&2
 fi
 ln -sf "$(command -v chromium)" "$bin/chromium"
+
+# The node's container runtime from Debian: containerd 1.6 (kubelet v1.37 asks
+# it for its cgroup driver over CRI's RuntimeConfig, which 1.6 does not
+# implement; v1.37 then falls back to its own cgroupDriver setting), runc,
+# buildah (the images are built here: no registry is reachable), the CNI
+# plugins, iptables (kube-proxy) and busybox-static (the shell of the Go
+# build image). Nothing is started here: on a machine where the package starts
+# a containerd service, it keeps its own socket and folders; the tests start
+# theirs with everything inside the stack's folder.
+if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || ! command -v buildah >/dev/null ||
+  [ ! -x /usr/lib/cni/bridge ] || ! command -v iptables >/dev/null || [ ! -x /bin/busybox ]; then
+  log "installing containerd, runc, buildah, CNI plugins, iptables and busybox from Debian..."
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends containerd runc buildah containernetworking-plugins iptables busybox-static >&2
+fi
+for t in containerd containerd-shim-runc-v2 ctr runc buildah iptables ip nsenter; do ln -sf "$(command -v $t)" "$bin/$t"; done
+ln -sf /bin/busybox "$bin/busybox"
+ln -sfn /usr/lib/cni "$bin/cni"
+# The node test builds the repository's Dockerfile offline: its `go mod
+# download` reads the host's module cache as a file:// GOPROXY, which then
+# needs every go.mod of the module graph, not only what `go build` reads.
+(cd "$here/../.." && go mod download) >&2
 
 # ESO's CRDs and Argo CD's Application CRD, from the modules' own sources
 # in the Go module cache (as operator projects do for envtest).

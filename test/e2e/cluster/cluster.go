@@ -79,6 +79,10 @@ type Options struct {
 	// and a Git HTTP server (git http-backend) for the repositories NewGitRepo
 	// makes.
 	Flux bool
+	// Node runs a real node (node.go): containerd, runc, CNI bridge
+	// networking, kubelet, kube-proxy and kube-scheduler, inside a network
+	// namespace of the stack's own. Needs root.
+	Node bool
 	// Logf receives progress lines; nil writes them to stderr.
 	Logf func(format string, args ...any)
 }
@@ -129,6 +133,7 @@ type Cluster struct {
 	ca        *certAuthority
 	argo      *argoCD
 	flux      *flux
+	node      *Node
 
 	mu      sync.Mutex
 	agents  []*process // every agent process ever started, for teardown
@@ -154,12 +159,21 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	t0 := time.Now()
 
 	// Find everything before creating anything.
+	if opts.Node && os.Geteuid() != 0 {
+		// A failure, not a skip: make test runs as root (build.sh installs
+		// Debian packages), and a node test that silently did not run would
+		// be reported as passing.
+		return nil, fmt.Errorf("Options.Node needs root (network namespace, mounts, cgroups, containers); running as uid %d", os.Geteuid())
+	}
 	need := []string{EtcdBin, APIServerBin, ControllerManagerBin}
 	if opts.ESOController {
 		need = append(need, ESOControllerBin)
 	}
 	need = append(need, argoCDTools(opts)...)
 	need = append(need, fluxTools(opts)...)
+	if opts.Node {
+		need = append(need, nodeTools()...)
+	}
 	bins := map[string]string{}
 	for _, n := range need {
 		p, err := Tool(n)
@@ -237,8 +251,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.ca = ca
-	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true,
-		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+	servingIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(APIServiceIP)}
+	if opts.Node {
+		servingIPs = append(servingIPs, net.ParseIP(NodeIP))
+	}
+	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true, servingIPs,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
 	if err != nil {
 		return c, err
@@ -297,7 +314,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	tEtcd := time.Now()
 
-	// kube-apiserver.
+	// kube-apiserver. With a node, the Node authorizer lets the kubelet read
+	// what its pods reference.
+	authzModes := "RBAC"
+	if opts.Node {
+		authzModes = "Node,RBAC"
+	}
 	c.apiserver = &process{
 		name: "kube-apiserver", path: bins[APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
 		args: []string{
@@ -312,8 +334,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			"--service-account-key-file=" + saPub,
 			"--service-account-signing-key-file=" + saKey,
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-cluster-ip-range=10.0.0.0/24",
-			"--authorization-mode=RBAC",
+			"--service-cluster-ip-range=" + ServiceCIDR,
+			"--authorization-mode=" + authzModes,
 			"--endpoint-reconciler-type=none",
 			"--allow-privileged=true",
 			// Without it a SIGTERM waits for open watches until the request timeout.
@@ -367,6 +389,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return err == nil, nil
 	}); err != nil {
 		return c, err
+	}
+
+	if opts.Node {
+		if err := c.startNode(ctx, bins, apiPort); err != nil {
+			return c, fmt.Errorf("node: %w", err)
+		}
 	}
 
 	if opts.ESOController {
@@ -605,6 +633,9 @@ func (c *Cluster) Stop() {
 	for _, a := range agents {
 		a.stop(5 * time.Second)
 	}
+	if c.node != nil {
+		c.node.stop()
+	}
 	for _, p := range append(c.flux.processes(), c.argo.processes()...) {
 		if p != nil {
 			p.stop(15 * time.Second)
@@ -640,6 +671,11 @@ func (c *Cluster) CheckTornDown() error {
 	if left := leftoverProcesses(c.Dir, c.allPIDs()); len(left) > 0 {
 		problems = append(problems, "processes left behind:\n  "+strings.Join(left, "\n  "))
 	}
+	if c.node != nil {
+		if left := c.node.leftovers(); len(left) > 0 {
+			problems = append(problems, "node left behind:\n  "+strings.Join(left, "\n  "))
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("e2e teardown: %s", strings.Join(problems, "; "))
 	}
@@ -650,6 +686,7 @@ func (c *Cluster) allPIDs() []int {
 	c.mu.Lock()
 	procs := append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
 	procs = append(append(procs, c.argo.processes()...), c.flux.processes()...)
+	procs = append(procs, c.node.processes()...)
 	c.mu.Unlock()
 	var pids []int
 	for _, p := range procs {
@@ -661,10 +698,10 @@ func (c *Cluster) allPIDs() []int {
 }
 
 // PIDs returns the PIDs of the running stack processes by name (etcd,
-// kube-apiserver, kube-controller-manager, external-secrets, Argo CD's and Flux's).
+// kube-apiserver, kube-controller-manager, external-secrets, Argo CD's, Flux's and the node's).
 func (c *Cluster) PIDs() map[string]int {
 	out := map[string]int{}
-	for _, p := range append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...) {
+	for _, p := range append(append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...), c.node.processes()...) {
 		if p != nil {
 			if pid := p.pid(); pid != 0 {
 				out[p.name] = pid
@@ -677,7 +714,7 @@ func (c *Cluster) PIDs() map[string]int {
 // LogTails returns the last n lines of every stack process's log.
 func (c *Cluster) logTails(n int) string {
 	var b strings.Builder
-	for _, p := range append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...) {
+	for _, p := range append(append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...), c.node.processes()...) {
 		if p == nil {
 			continue
 		}
