@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/prometheus/common/model"
 )
 
 // Rules is alerts/driftwatch.rules.yaml: the rule groups, with job="driftwatch".
@@ -74,10 +76,29 @@ type RenderOptions struct {
 	// cluster, kubernetes-mixin's): every aggregation keeps it and every
 	// description query selects the alert's.
 	ClusterLabel string
+	// KeepFiringFor replaces the finding alerts' keep_firing_for (default
+	// KeepFiringFor): longer where the agent takes longer to come back (a
+	// large cluster's informers), 0s to turn it off.
+	KeepFiringFor string
 }
 
 // ClusterLabel is the cluster label the shipped rules keep.
 const ClusterLabel = "cluster"
+
+// KeepFiringFor is the shipped keep_firing_for of every finding alert (the
+// groups driftwatch.pages and driftwatch.warnings). An agent restart makes
+// every series of the old process vanish at once (Prometheus marks them stale
+// when the scrape fails) and the new process serves no finding until its
+// caches have synced and its GitOps sources have been polled: without it a
+// firing page is sent resolved and pages again after its `for`. 15 minutes
+// covers a rescheduled pod, the informers' sync and the first polls at the
+// default intervals; the price is that a fixed finding's alert resolves that
+// much later. The agent's own alerts (driftwatch.agent) are per instance and
+// have none.
+const KeepFiringFor = "15m"
+
+// keepFiringLine is one shipped keep_firing_for line.
+var keepFiringLine = regexp.MustCompile(`(?m)^(\s*)keep_firing_for: ` + KeepFiringFor + `$`)
 
 var (
 	// clusterGrouping is the cluster label heading a by (...) or on (...)
@@ -103,6 +124,12 @@ func Render(opts RenderOptions) ([]byte, error) {
 		out = clusterGrouping.ReplaceAllString(out, "${1} ("+l+",")
 		out = strings.ReplaceAll(out, ClusterLabel+"=%q", l+"=%q")
 		out = strings.ReplaceAll(out, "$labels."+ClusterLabel+" ", "$labels."+l+" ")
+	}
+	if k := opts.KeepFiringFor; k != "" && k != KeepFiringFor {
+		if _, err := model.ParseDuration(k); err != nil {
+			return nil, fmt.Errorf("keep_firing_for %q: a Prometheus duration such as 15m, 1h or 0s: %w", k, err)
+		}
+		out = keepFiringLine.ReplaceAllString(out, "${1}keep_firing_for: "+k)
 	}
 	if base := opts.RunbookBaseURL; base != "" {
 		if strings.ContainsAny(base, "\" \n") {

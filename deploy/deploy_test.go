@@ -94,6 +94,7 @@ var scenarios = []struct {
 		"--set", "prometheusRule.additionalAlertLabels.severity=ignored",
 		"--set", "prometheusRule.runbookBaseURL=https://wiki.example.com/sre/driftwatch",
 		"--set", "prometheusRule.clusterLabel=k8s_cluster",
+		"--set", "prometheusRule.keepFiringFor=30m",
 		"--set", "extraEnv[0].name=GOMEMLIMIT", "--set", "extraEnv[0].value=400MiB",
 	}},
 	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "sharding.watch=namespaces", "--set", "podDisruptionBudget.enabled=true"}},
@@ -181,12 +182,13 @@ type ruleGroups struct {
 		Name     string `json:"name"`
 		Interval string `json:"interval,omitempty"`
 		Rules    []struct {
-			Alert       string            `json:"alert,omitempty"`
-			Record      string            `json:"record,omitempty"`
-			Expr        string            `json:"expr"`
-			For         string            `json:"for,omitempty"`
-			Labels      map[string]string `json:"labels,omitempty"`
-			Annotations map[string]string `json:"annotations,omitempty"`
+			Alert         string            `json:"alert,omitempty"`
+			Record        string            `json:"record,omitempty"`
+			Expr          string            `json:"expr"`
+			For           string            `json:"for,omitempty"`
+			KeepFiringFor string            `json:"keep_firing_for,omitempty"`
+			Labels        map[string]string `json:"labels,omitempty"`
+			Annotations   map[string]string `json:"annotations,omitempty"`
 		} `json:"rules"`
 	} `json:"groups"`
 }
@@ -640,7 +642,7 @@ func checkEverything(t *testing.T, objs []object) {
 	}
 	got := prs[0].obj.(*prometheusRule).Spec
 	// The chart makes the substitutions `agent rules` makes.
-	rendered, err := alerts.Render(alerts.RenderOptions{Job: "dw-agent", RunbookBaseURL: "https://wiki.example.com/sre/driftwatch", ClusterLabel: "k8s_cluster"})
+	rendered, err := alerts.Render(alerts.RenderOptions{Job: "dw-agent", RunbookBaseURL: "https://wiki.example.com/sre/driftwatch", ClusterLabel: "k8s_cluster", KeepFiringFor: "30m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +660,22 @@ func checkEverything(t *testing.T, objs []object) {
 		}
 	}
 	if !reflect.DeepEqual(got, wantRG) {
-		t.Errorf("PrometheusRule spec differs from alerts/driftwatch.rules.yaml (job dw-agent, cluster label k8s_cluster, team label)")
+		t.Errorf("PrometheusRule spec differs from alerts/driftwatch.rules.yaml (job dw-agent, cluster label k8s_cluster, keep_firing_for 30m, team label)")
+	}
+	kept := 0
+	for _, g := range got.Groups {
+		for _, r := range g.Rules {
+			switch r.KeepFiringFor {
+			case "30m":
+				kept++
+			case "":
+			default:
+				t.Errorf("PrometheusRule: %s keep_firing_for %q, want prometheusRule.keepFiringFor 30m", r.Alert, r.KeepFiringFor)
+			}
+		}
+	}
+	if kept == 0 {
+		t.Errorf("PrometheusRule: no alert with keep_firing_for 30m")
 	}
 	if s := fmt.Sprint(got); !strings.Contains(s, "max by (k8s_cluster, job, namespace, secret)") || strings.Contains(s, "(cluster,") {
 		t.Errorf("PrometheusRule: cluster label not renamed")

@@ -21,12 +21,17 @@ import (
 )
 
 const (
-	release     = "dw"
-	releaseNS   = "driftwatch"
-	agentName   = "dw-driftwatch" // the chart's fullname for release "dw"
-	agentSel    = "app.kubernetes.io/instance=" + release
-	agentCtr    = "driftwatch"
-	alertTimout = 90 * time.Second
+	release   = "dw"
+	releaseNS = "driftwatch"
+	agentName = "dw-driftwatch" // the chart's fullname for release "dw"
+	agentSel  = "app.kubernetes.io/instance=" + release
+	agentCtr  = "driftwatch"
+	// keepFiringFor replaces the shipped rules' keep_firing_for (15m).
+	keepFiringFor  = "30s"
+	keepFiringForD = 30 * time.Second
+	// alertTimout: a page fires after its 5 s `for`; a resolution comes
+	// keepFiringFor after the finding goes.
+	alertTimout = 90*time.Second + keepFiringForD
 )
 
 // stack is what the subtests of TestNode share: the chart's agent, the real
@@ -308,7 +313,11 @@ func testChart(t *testing.T, s *stack) {
 	s.svcMetrics = "http://" + clusterAddr + "/metrics"
 	parent := s.parent
 	s.hook = promstack.NewWebhook(parent)
-	s.ps = promstack.Start(parent, c, n.Forward(parent, clusterAddr), s.hook)
+	// keep_firing_for as the shipped rules have one (15m there): longer than
+	// the kubelet's restart of a killed agent takes here (findings back 1.6–9 s
+	// after the kill), so agent_killed shows that a restart does not resolve a
+	// page; every resolution the test waits for comes that much later.
+	s.ps = promstack.StartWith(parent, c, []promstack.Target{{Addr: n.Forward(parent, clusterAddr)}}, s.hook, promstack.Options{KeepFiringFor: keepFiringFor})
 	poll(t, time.Minute, time.Second, `Prometheus: up{job="driftwatch"} == 1 through the Service`, func() (bool, string) {
 		res, err := s.ps.Query(`up{job="driftwatch"} == 1 and on () driftwatch_build_info`)
 		if err != nil {

@@ -468,8 +468,13 @@ func testAgentKilled(t *testing.T, s *stack) {
 		podState(p), readyAgain.Sub(killed).Round(100*time.Millisecond), back.Sub(killed).Round(100*time.Millisecond), scrapes, unready, served)
 
 	// Give any false alert the time to fire (every `for` is 5s here), then
-	// read every notification since the kill.
+	// read every notification since the kill. The window ends well inside
+	// keep_firing_for after the kill: an alert firing before is never sent
+	// resolved in it, not even one whose finding the new process cannot know.
 	time.Sleep(15 * time.Second)
+	if w := time.Since(killed); w >= keepFiringForD {
+		t.Fatalf("the restart took %s, beyond keep_firing_for %s: the window proves nothing", w.Round(time.Second), keepFiringFor)
+	}
 	msgs, _ := s.hook.Messages(from)
 	for _, m := range msgs {
 		for _, a := range m.Alerts {
@@ -478,6 +483,8 @@ func testAgentKilled(t *testing.T, s *stack) {
 				t.Logf("fact: agent alert during the restart: %s %s (its shipped `for` is minutes; here 5s)", a.Labels["alertname"], a.Status)
 			case a.Status == "firing" && !firing[alertKey(a.Labels)]:
 				t.Errorf("false page after the restart: %s %v", a.Status, a.Labels)
+			case a.Status == "resolved" && firing[alertKey(a.Labels)]:
+				t.Errorf("an alert firing before the kill was sent resolved across the restart (keep_firing_for %s): %v", keepFiringFor, a.Labels)
 			default:
 				t.Logf("fact: notification after the restart for an alert firing before: %s %s", a.Labels["alertname"], a.Status)
 			}

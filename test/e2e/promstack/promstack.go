@@ -1,6 +1,7 @@
 // Package promstack runs the real alerting chain next to an e2e stack:
 // Prometheus (scraping a driftwatch agent and evaluating the shipped
-// alerts/driftwatch.rules.yaml with every `for:` shortened) and Alertmanager
+// alerts/driftwatch.rules.yaml with every `for:` shortened and
+// `keep_firing_for:` set per stack) and Alertmanager
 // (posting every notification to a webhook served by the test). Both run as
 // processes of the cluster (cluster.StartProcess), on 127.0.0.1, with their
 // files inside the stack's folder.
@@ -40,12 +41,30 @@ const shortForSeconds = 5
 
 var (
 	forLine   = regexp.MustCompile(`(?m)^(\s*)for:\s*\S+\s*$`)
+	keepLine  = regexp.MustCompile(`(?m)^(\s*)keep_firing_for:\s*\S+\s*$`)
 	alertLine = regexp.MustCompile(`(?m)^\s*- alert:`)
 )
 
+// Options adapt one stack's copy of the shipped rules.
+type Options struct {
+	// KeepFiringFor replaces every shipped `keep_firing_for:` (15m). Default
+	// "0s": a fixed finding's alert resolves at the next evaluation, as the
+	// tests that wait for a resolution need. A test that restarts the agent
+	// while a page fires sets one longer than the restart, as the shipped
+	// value is.
+	KeepFiringFor string
+}
+
+func (o Options) keep() string {
+	if o.KeepFiringFor == "" {
+		return "0s"
+	}
+	return o.KeepFiringFor
+}
+
 // ShortenFor rewrites the shipped rule file into dir with every `for:` set to
-// ShortFor and returns the copy's path.
-func ShortenFor(t testing.TB, dir string) string {
+// ShortFor and every `keep_firing_for:` to keep, and returns the copy's path.
+func ShortenFor(t testing.TB, dir, keep string) string {
 	t.Helper()
 	root, err := cluster.RepoRoot()
 	if err != nil {
@@ -60,7 +79,11 @@ func ShortenFor(t testing.TB, dir string) string {
 	if len(alerts) == 0 || len(fors) != len(alerts) {
 		t.Fatalf("alerts/driftwatch.rules.yaml: %d alerts but %d `for:` lines; the rewrite expects one per alert", len(alerts), len(fors))
 	}
+	if len(keepLine.FindAll(b, -1)) == 0 {
+		t.Fatal("alerts/driftwatch.rules.yaml: no `keep_firing_for:` line; the rewrite expects the finding alerts to have one")
+	}
 	out := forLine.ReplaceAll(b, []byte("${1}for: "+ShortFor))
+	out = keepLine.ReplaceAll(out, []byte("${1}keep_firing_for: "+keep))
 	p := filepath.Join(dir, "driftwatch.rules.yaml")
 	if err := os.WriteFile(p, out, 0o644); err != nil {
 		t.Fatal(err)
@@ -193,6 +216,12 @@ type Target struct {
 // with its own target labels.
 func StartTargets(t testing.TB, c *cluster.Cluster, targets []Target, hook *Webhook) *Stack {
 	t.Helper()
+	return StartWith(t, c, targets, hook, Options{})
+}
+
+// StartWith is StartTargets with the rule copy adapted by opts.
+func StartWith(t testing.TB, c *cluster.Cluster, targets []Target, hook *Webhook, opts Options) *Stack {
+	t.Helper()
 	promBin, err := cluster.Tool("prometheus")
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +270,7 @@ receivers:
 	)
 	s.am.WaitHTTP(t, s.AMURL+"/-/ready", 2*time.Minute)
 
-	rules := ShortenFor(t, dir)
+	rules := ShortenFor(t, dir, opts.keep())
 	promCfg := filepath.Join(dir, "prometheus.yml")
 	write(t, promCfg, fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -265,7 +294,7 @@ scrape_configs:
 		"--log.level=debug",
 	)
 	s.prom.WaitHTTP(t, s.PromURL+"/-/ready", 2*time.Minute)
-	s.checkRules(t, rules)
+	s.checkRules(t, rules, opts.keep())
 	return s
 }
 
@@ -293,7 +322,7 @@ func staticConfigs(targets []Target) string {
 // checkRules verifies that Prometheus loaded every alert of the rule file with
 // the short `for` (Prometheus 2.x keeps running with no rules when the file
 // does not load).
-func (s *Stack) checkRules(t testing.TB, rulesFile string) {
+func (s *Stack) checkRules(t testing.TB, rulesFile, keep string) {
 	t.Helper()
 	b, err := os.ReadFile(rulesFile)
 	if err != nil {
@@ -308,9 +337,10 @@ func (s *Stack) checkRules(t testing.TB, rulesFile string) {
 		Data struct {
 			Groups []struct {
 				Rules []struct {
-					Name     string  `json:"name"`
-					Duration float64 `json:"duration"`
-					Health   string  `json:"health"`
+					Name          string   `json:"name"`
+					Duration      float64  `json:"duration"`
+					KeepFiringFor *float64 `json:"keepFiringFor"`
+					Health        string   `json:"health"`
 				} `json:"rules"`
 			} `json:"groups"`
 		} `json:"data"`
@@ -318,12 +348,22 @@ func (s *Stack) checkRules(t testing.TB, rulesFile string) {
 	if err := json.Unmarshal([]byte(body), &resp); err != nil {
 		t.Fatal(err)
 	}
-	got := 0
+	keepD, err := time.ParseDuration(keep)
+	if err != nil {
+		t.Fatalf("keep_firing_for %q: %v", keep, err)
+	}
+	got, kept := 0, 0
 	for _, g := range resp.Data.Groups {
 		for _, r := range g.Rules {
 			got++
 			if r.Duration != shortForSeconds {
 				t.Errorf("Prometheus loaded alert %s with for %gs, want %s", r.Name, r.Duration, ShortFor)
+			}
+			if k := r.KeepFiringFor; k != nil && *k != 0 {
+				kept++
+				if *k != keepD.Seconds() {
+					t.Errorf("Prometheus loaded alert %s with keep_firing_for %gs, want %s", r.Name, *k, keep)
+				}
 			}
 			if r.Health == "err" {
 				t.Errorf("Prometheus reports alert %s unhealthy", r.Name)
@@ -332,6 +372,9 @@ func (s *Stack) checkRules(t testing.TB, rulesFile string) {
 	}
 	if got != want {
 		t.Fatalf("Prometheus loaded %d alerting rules, the rule file has %d; log:\n%s", got, want, s.prom.Tail(40))
+	}
+	if keepD > 0 && kept == 0 {
+		t.Errorf("Prometheus reports no alert with keep_firing_for %s", keep)
 	}
 }
 
