@@ -122,7 +122,12 @@ func testFaultAfterStart(t *testing.T, s *stack) {
 
 // testOptionalKey: an optional secretKeyRef to a key the Secret lacks: the
 // kubelet really starts the container without the variable (seen in the
-// workload's output), and driftwatch reports the key and alerts.
+// workload's output), and driftwatch reports the key. Where only the optional
+// reference names the key it warns (a feature switched off: Argo CD's stock
+// argocd-server reads its webhook.* keys so); where something else declares
+// the key (here the Secret's driftwatch.io/expected-keys; an ExternalSecret,
+// the Helm release or a GitOps revision alike) the same silent start pages,
+// naming the key and the running reader.
 func testOptionalKey(t *testing.T, s *stack) {
 	c := s.c
 	ns := c.NewNamespace(t)
@@ -147,6 +152,35 @@ func testOptionalKey(t *testing.T, s *stack) {
 		t.Errorf("the alert does not name the key: %q", a.Annotations["description"])
 	}
 	t.Logf("fact: alert %s (%s) %s: %s", a.Labels["alertname"], a.Labels["severity"], a.Status, a.Annotations["description"])
+
+	// The same optional reference to a key the Secret declares it has.
+	c.Apply(t, ns, `apiVersion: v1
+kind: Secret
+metadata:
+  name: billing-config
+  annotations: {driftwatch.io/expected-keys: "endpoint,api-token"}
+stringData: {endpoint: "https://billing.internal"}
+`)
+	c.Apply(t, ns, deployment("billing", `        env:
+        - {name: ENDPOINT, valueFrom: {secretKeyRef: {name: billing-config, key: endpoint}}}
+        - {name: API_TOKEN, valueFrom: {secretKeyRef: {name: billing-config, key: api-token, optional: true}}}`, ""))
+	bpod := runningPod(t, c, ns, "app=billing", 2*time.Minute)
+	br := waitReport(t, c, bpod, "app", time.Minute, "billing's report", func(r report) bool { return len(r.Env) > 0 })
+	if !slices.Contains(br.Env, "ENDPOINT") || slices.Contains(br.Env, "API_TOKEN") {
+		t.Fatalf("billing's environment: %v (want ENDPOINT and no API_TOKEN)", br.Env)
+	}
+	_, p := s.ps.WaitHook(t, s.hook, from, alertTimout, "the page for billing-config", func(m promstack.Message, a promstack.Alert) bool {
+		return alertIs("DriftwatchSecretMissingKeyConsumed", ns, map[string]string{"secret": "billing-config"})(m, a) && a.Status == "firing"
+	})
+	for _, want := range []string{"api-token", "Deployment/billing"} {
+		if !strings.Contains(p.Annotations["description"], want) {
+			t.Errorf("the page does not name %s: %q", want, p.Annotations["description"])
+		}
+	}
+	t.Logf("fact: page %s (%s) for a declared key the optional reader starts without: %s", p.Labels["alertname"], p.Labels["severity"], p.Annotations["description"])
+	if _, a, ok := s.hook.Find(from, alertIs("DriftwatchSecretMissingKeyConsumed", ns, map[string]string{"secret": "app-config"})); ok {
+		t.Errorf("a page for app-config, whose key only an optional reference names: %s %v", a.Status, a.Labels)
+	}
 }
 
 // testStale: three Deployments read the same Secret, through a plain secret
