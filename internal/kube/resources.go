@@ -254,7 +254,7 @@ func reduceApplication(rec any, own func(string) bool) any {
 		OperationPhase: a.OperationPhase, OperationRevision: a.OperationRevision, OperationRevisions: a.OperationRevisions}
 	for _, x := range a.Resources {
 		if x.Namespace != "" && own(x.Namespace) {
-			if !secretLike(x.Group, x.Kind) {
+			if !argocd.DesiredKind(x.Group, x.Kind) {
 				x.Status = "" // churns with every sync; only a Secret's or ExternalSecret's is read here
 			}
 			r.Resources = append(r.Resources, x)
