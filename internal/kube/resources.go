@@ -230,7 +230,7 @@ func reduceHelmRelease(rec any, own func(string) bool) any {
 		return h
 	}
 	cp := *h
-	cp.Expectations = clip(kept)
+	cp.Expectations = model.Clip(kept)
 	return &cp
 }
 

@@ -6,7 +6,6 @@ package kube
 
 import (
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,15 +190,4 @@ func condition(conds []eso.StatusCondition, typ string) model.Condition {
 		}
 	}
 	return model.Condition{}
-}
-
-// clip returns xs without unused capacity, copying it only when that saves memory.
-func clip[T any](xs []T) []T {
-	if cap(xs) == len(xs) {
-		return xs
-	}
-	if len(xs) == 0 {
-		return nil
-	}
-	return slices.Clone(xs)
 }
