@@ -1,3 +1,7 @@
+// Package kube connects driftwatch to the apiserver: informers whose transforms
+// (internal/transform) turn every object into a value-free model record before
+// anything is cached, discovery of the optional APIs (ESO, Argo CD, Flux), and
+// the per-resource health the detectors are gated on.
 package kube
 
 import (
@@ -20,10 +24,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
-
-// HelmReleaseType is the Secret type Helm v3 stores releases in.
-const HelmReleaseType = "helm.sh/release.v1"
 
 // Options configure the informer layer.
 type Options struct {
@@ -50,7 +52,8 @@ type Options struct {
 	Logger      *slog.Logger
 	Now         func() time.Time
 	// Wire, when set, is the connection (kube.ProtobufConfig) through which
-	// Secrets and Pods are listed and watched by the wire decoder (wire.go):
+	// Secrets and Pods are listed and watched by the wire decoder (wire.go,
+	// internal/transform wire.go):
 	// protobuf read straight into records. Nil: the typed clientset's
 	// informers and the transforms (unit tests with fake clientsets).
 	Wire *rest.Config
@@ -63,7 +66,7 @@ type Manager struct {
 	dyn   dynamic.Interface
 	disco discovery.DiscoveryInterface
 	store *model.Store
-	tr    *Transformer
+	tr    *transform.Transformer
 	opts  Options
 	log   *slog.Logger
 
@@ -136,7 +139,7 @@ type eventKey struct {
 // NewManager wires a manager. dyn and disco may be nil, which disables the ESO and
 // Argo CD resources.
 func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.DiscoveryInterface,
-	store *model.Store, tr *Transformer, opts Options) *Manager {
+	store *model.Store, tr *transform.Transformer, opts Options) *Manager {
 	if opts.DenialGrace <= 0 {
 		opts.DenialGrace = 10 * time.Second
 	}
@@ -155,8 +158,8 @@ func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.
 	m := &Manager{cs: cs, dyn: dyn, disco: disco, store: store, tr: tr, opts: opts, log: opts.Logger,
 		groups: map[model.Resource]*group{}, ownNS: map[string]bool{}}
 	if opts.Wire != nil {
-		sc, err1 := newWireClient(opts.Wire, tr, wireSecrets, tr.Secret)
-		pc, err2 := newWireClient(opts.Wire, tr, wirePods, tr.Pod)
+		sc, err1 := newWireClient(opts.Wire, tr.WireSerializer(model.ResSecrets))
+		pc, err2 := newWireClient(opts.Wire, tr.WireSerializer(model.ResPods))
 		if err := errors.Join(err1, err2); err != nil {
 			m.log.Warn("wire decoder unavailable; Secrets and Pods are decoded by the typed clientset", "err", err)
 		} else {
@@ -490,17 +493,11 @@ func (m *Manager) transformFor(res model.Resource) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		if o, ok := obj.(metav1.Object); ok {
 			if ns := o.GetNamespace(); ns != "" && !keep(ns) {
-				return foreignStub(o), nil
+				return transform.Stub(o), nil
 			}
 		}
 		return tf(obj)
 	}
-}
-
-// foreignStub is what the informer cache keeps of an object of another shard.
-func foreignStub(o metav1.Object) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: o.GetName(), Namespace: o.GetNamespace(), ResourceVersion: o.GetResourceVersion()}}
 }
 
 func (m *Manager) recordTransform(res model.Resource) cache.TransformFunc {

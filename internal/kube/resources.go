@@ -12,6 +12,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/argocd"
 	"github.com/driftwatch/driftwatch/internal/eso"
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
 
 // resource is everything the informer layer knows about one watched resource,
@@ -31,8 +32,8 @@ type resource struct {
 	group    string
 	versions []string
 	resource string
-	// transform makes the record of an API object (internal/kube/<kind>.go).
-	transform func(t *Transformer) cache.TransformFunc
+	// transform makes the record of an API object (internal/transform/<kind>.go).
+	transform func(t *transform.Transformer) cache.TransformFunc
 	// upsert and remove keep the model current (the handlers drop records of
 	// namespaces other shards own before calling them).
 	upsert func(s *model.Store, obj any, now time.Time)
@@ -60,13 +61,13 @@ var resources = []*resource{
 	{res: model.ResSecrets,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
 			if m.wireSecrets != nil {
-				return newWireInformer(m.wireSecrets, "secrets", ns, &model.Secret{}, m.tweak("type!="+HelmReleaseType, ""))
+				return newWireInformer(m.wireSecrets, "secrets", ns, &model.Secret{}, m.tweak("type!="+transform.HelmReleaseType, ""))
 			}
-			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+HelmReleaseType, ""))
+			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+transform.HelmReleaseType, ""))
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.Secret },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.Secret },
 		upsert: func(s *model.Store, obj any, now time.Time) {
-			if o, ok := obj.(*model.Secret); ok && o.Type != HelmReleaseType {
+			if o, ok := obj.(*model.Secret); ok && o.Type != transform.HelmReleaseType {
 				s.UpsertSecret(o, now)
 			}
 		},
@@ -86,7 +87,7 @@ var resources = []*resource{
 			}
 			return coreinformers.NewFilteredPodInformer(m.cs, ns, 0, nil, m.tweak("", ""))
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.Pod },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.Pod },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.Pod); ok {
 				s.UpsertPod(o)
@@ -105,7 +106,7 @@ var resources = []*resource{
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredServiceAccountInformer(m.cs, ns, 0, nil, m.tweak("", ""))
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.ServiceAccount },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.ServiceAccount },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ServiceAccount); ok {
 				s.UpsertServiceAccount(o)
@@ -121,7 +122,7 @@ var resources = []*resource{
 			return err
 		}},
 	{res: model.ResExternalSecrets, group: eso.Group, versions: eso.Versions, resource: "externalsecrets",
-		transform: func(t *Transformer) cache.TransformFunc { return t.ExternalSecret },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.ExternalSecret },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ExternalSecret); ok {
 				s.UpsertExternalSecret(o)
@@ -133,16 +134,16 @@ var resources = []*resource{
 			}
 		}},
 	{res: model.ResSecretStores, group: eso.Group, versions: eso.Versions, resource: "secretstores",
-		transform: func(t *Transformer) cache.TransformFunc { return t.SecretStore("SecretStore") },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.SecretStore("SecretStore") },
 		upsert:    upsertStore, remove: removeStore},
 	{res: model.ResClusterSecretStores, group: eso.Group, versions: eso.Versions, resource: "clustersecretstores", clusterScoped: true,
-		transform: func(t *Transformer) cache.TransformFunc { return t.SecretStore("ClusterSecretStore") },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.SecretStore("ClusterSecretStore") },
 		upsert:    upsertStore, remove: removeStore},
 	{res: model.ResHelmReleases,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+HelmReleaseType, "owner=helm,status=deployed"))
+			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+transform.HelmReleaseType, "owner=helm,status=deployed"))
 		},
-		transform:      func(t *Transformer) cache.TransformFunc { return t.HelmRelease },
+		transform:      func(t *transform.Transformer) cache.TransformFunc { return t.HelmRelease },
 		crossNamespace: true, reduce: reduceHelmRelease,
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.HelmRelease); ok {
@@ -159,7 +160,7 @@ var resources = []*resource{
 			return err
 		}},
 	{res: model.ResApplications, group: argocd.Group, versions: []string{argocd.Version}, resource: "applications",
-		transform:      func(t *Transformer) cache.TransformFunc { return t.Application },
+		transform:      func(t *transform.Transformer) cache.TransformFunc { return t.Application },
 		crossNamespace: true, reduce: reduceApplication, unchanged: sameReducedApplication,
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ArgoApp); ok {
@@ -175,7 +176,7 @@ var resources = []*resource{
 		core: func(m *Manager, _ string) cache.SharedIndexInformer {
 			return coreinformers.NewNamespaceInformer(m.cs, 0, nil)
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.Namespace },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.Namespace },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.Namespace); ok {
 				s.UpsertNamespace(o)

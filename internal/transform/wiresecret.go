@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The wire decoder of Secrets: the record of a v1 Secret read from its
 // protobuf encoding, without the typed object (field numbers from

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The Pod transform: Secret references, container start times, owner workload.
 
