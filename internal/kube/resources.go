@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,81 +204,6 @@ func removeStore(s *model.Store, obj any, _ time.Time) {
 	if o, ok := obj.(*model.SecretStore); ok {
 		s.DeleteStore(o.StoreKind, o.Namespace, o.Name)
 	}
-}
-
-// reduceHelmRelease keeps the expectations of a release that are about objects of
-// this shard's namespaces (an expectation without a namespace is about the
-// release's own). The record itself stays, even with no expectation left: the
-// deployed revision is chosen among all of a release's records, and dropping
-// one would let an older revision's expectations count.
-func reduceHelmRelease(rec any, own func(string) bool) any {
-	h, ok := rec.(*model.HelmRelease)
-	if !ok {
-		return rec
-	}
-	kept := h.Expectations[:0:0]
-	for _, x := range h.Expectations {
-		ns := x.Namespace
-		if ns == "" {
-			ns = h.Namespace
-		}
-		if own(ns) {
-			kept = append(kept, x)
-		}
-	}
-	if len(kept) == len(h.Expectations) {
-		return h
-	}
-	cp := *h
-	cp.Expectations = model.Clip(kept)
-	return &cp
-}
-
-// reduceApplication keeps of an Application of another shard's namespace
-// what this shard's own judgements of it need: its identity, whether it is
-// being deleted (it then expects nothing), the revision it compares and what
-// its last sync operation applied (whether its desired state was delivered,
-// detect.GitOpsDesired), and the status.resources entries in this shard's
-// namespaces (which decide whether this shard asks the Argo CD API for its
-// desired state) with their sync status for Secrets and ExternalSecrets. Its
-// own findings (sync state, ignoreDifferences) are reported by the shard
-// owning its namespace, from the full record.
-func reduceApplication(rec any, own func(string) bool) any {
-	a, ok := rec.(*model.ArgoApp)
-	if !ok || own(a.Namespace) {
-		return rec
-	}
-	r := &model.ArgoApp{ObjectMeta: model.ObjectMeta{Name: a.Name, Namespace: a.Namespace, UID: a.UID,
-		ResourceVersion: a.ResourceVersion}, DecodeErr: a.DecodeErr, Deleting: a.Deleting,
-		SyncRevision: a.SyncRevision, SyncRevisions: a.SyncRevisions,
-		OperationPhase: a.OperationPhase, OperationRevision: a.OperationRevision, OperationRevisions: a.OperationRevisions}
-	for _, x := range a.Resources {
-		if x.Namespace != "" && own(x.Namespace) {
-			if !argocd.DesiredKind(x.Group, x.Kind) {
-				x.Status = "" // churns with every sync; only a Secret's or ExternalSecret's is read here
-			}
-			r.Resources = append(r.Resources, x)
-		}
-	}
-	for _, o := range a.OperationSynced {
-		if own(o.Namespace) {
-			r.OperationSynced = append(r.OperationSynced, o)
-		}
-	}
-	return r
-}
-
-// sameReducedApplication: two reduced records of an Application of another
-// shard's namespace that say the same (reduceApplication's fields).
-func sameReducedApplication(old, cur any) bool {
-	a, ok1 := old.(*model.ArgoApp)
-	b, ok2 := cur.(*model.ArgoApp)
-	return ok1 && ok2 && a.Namespace == b.Namespace && a.Name == b.Name && a.UID == b.UID &&
-		a.DecodeErr == b.DecodeErr && a.Deleting == b.Deleting &&
-		a.SyncRevision == b.SyncRevision && slices.Equal(a.SyncRevisions, b.SyncRevisions) &&
-		a.OperationPhase == b.OperationPhase && a.OperationRevision == b.OperationRevision &&
-		slices.Equal(a.OperationRevisions, b.OperationRevisions) && slices.Equal(a.OperationSynced, b.OperationSynced) &&
-		slices.Equal(a.Resources, b.Resources)
 }
 
 // resourceOf returns a resource's table entry.
