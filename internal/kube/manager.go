@@ -24,6 +24,12 @@ import (
 	"github.com/driftwatch/driftwatch/internal/transform"
 )
 
+// Defaults of Options (DiscoveryInterval is the agent's --discovery-interval).
+const (
+	DefaultDiscoveryInterval = 30 * time.Second
+	DefaultDenialGrace       = 10 * time.Second
+)
+
 // Options configure the informer layer.
 type Options struct {
 	// Namespaces to watch; empty means all.
@@ -119,10 +125,10 @@ type group struct {
 func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.DiscoveryInterface,
 	store *model.Store, tr *transform.Transformer, opts Options) *Manager {
 	if opts.DenialGrace <= 0 {
-		opts.DenialGrace = 10 * time.Second
+		opts.DenialGrace = DefaultDenialGrace
 	}
 	if opts.DiscoveryInterval <= 0 {
-		opts.DiscoveryInterval = 30 * time.Second
+		opts.DiscoveryInterval = DefaultDiscoveryInterval
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
