@@ -22,7 +22,7 @@ type DecodeErrorSource interface {
 }
 
 // WireFallbackSource counts responses the wire decoder left to the typed
-// decoder, per {resource, reason} (internal/kube wire.go).
+// decoder, per {resource, reason} (internal/transform wire.go).
 type WireFallbackSource interface {
 	WireFallbacks() map[[2]string]uint64
 }

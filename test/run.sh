@@ -37,7 +37,7 @@ step "unit and end-to-end tests"
 go test -count=1 -timeout 45m ./...
 
 step "race detector on the concurrent packages"
-CGO_ENABLED=1 go test -count=1 -race ./internal/model/ ./internal/kube/ ./collectors/ ./internal/agent/
+CGO_ENABLED=1 go test -count=1 -race ./internal/model/ ./internal/kube/ ./internal/transform/ ./collectors/ ./internal/agent/
 
 step "separate test modules: API compatibility with ESO and Argo CD types, dashboards, the krew manifest"
 for m in test/apicompat/*/ dashboards/ test/krew/; do
@@ -50,7 +50,7 @@ step "short fuzz budget"
 # is minimising a new input, go test reports "context deadline exceeded" as a
 # failure (a flake that is not a finding). Helm payloads are slow to decode.
 fuzztime=${DRIFTWATCH_FUZZTIME:-20000x}
-for pkg in ./internal/parse/ ./internal/argocd/ignorepath/ ./internal/lint/ ./internal/kube/; do
+for pkg in ./internal/parse/ ./internal/argocd/ignorepath/ ./internal/lint/ ./internal/transform/; do
   for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     budget=$fuzztime
     [ "$f" = FuzzHelmRelease ] && budget=${DRIFTWATCH_FUZZTIME_HELM:-1500x}

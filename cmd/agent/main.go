@@ -29,6 +29,8 @@ import (
 	"github.com/driftwatch/driftwatch/internal/argocd"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
+	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -112,7 +114,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.noKeyLabel, "no-key-label", false, "do not export key names: report missing keys as counts per Secret")
 	fs.BoolVar(&o.inventory, "inventory", false, "export the inventory driftwatch_secret_consumer_info and _consumer_pods: one series per consumed Secret and workload, so its cardinality grows with the cluster, not with findings (off by default)")
 	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", dwcollectors.DefaultOverdueFactor, "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
-	fs.DurationVar(&o.discoveryInterval, "discovery-interval", 30*time.Second, "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
+	fs.DurationVar(&o.discoveryInterval, "discovery-interval", kube.DefaultDiscoveryInterval, "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
 	fs.IntVar(&o.shard, "shard", 0, "this agent's shard (0-based), with --total-shards")
 	fs.IntVar(&o.shards, "total-shards", 1, "number of shards; namespaces are assigned by a stable hash")
 	fs.StringVar(&o.shardWatch, "shard-watch", agent.ShardWatchCluster, "how a shard watches Secrets, Pods, ServiceAccounts, ExternalSecrets and SecretStores: cluster (one watch per resource; other shards' objects are decoded and dropped) or namespaces (one watch per resource and namespace of the shard, started as namespaces appear; needs every namespace watched)")
@@ -127,8 +129,8 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&o.argo.RPS, "argocd-rps", argocd.DefaultRPS, "maximum Argo CD API requests per second")
 	fs.BoolVar(&o.flux.Artifacts, "flux-artifacts", true, "read the artifacts Flux's source-controller serves (status.artifact.url) for what Kustomizations apply: the flux expectation source and the Flux detectors")
 	fs.StringVar(&o.flux.SourceHost, "flux-source-host", "", "host:port replacing the host of Flux artifact URLs (as kustomize-controller's SOURCE_CONTROLLER_LOCALHOST)")
-	fs.DurationVar(&o.flux.PollInterval, "flux-poll-interval", 30*time.Second, "how often Kustomizations' sources are checked for a new artifact")
-	fs.DurationVar(&o.flux.Timeout, "flux-timeout", 30*time.Second, "timeout of one artifact download")
+	fs.DurationVar(&o.flux.PollInterval, "flux-poll-interval", flux.DefaultPollInterval, "how often Kustomizations' sources are checked for a new artifact")
+	fs.DurationVar(&o.flux.Timeout, "flux-timeout", flux.DefaultFetchTimeout, "timeout of one artifact download")
 	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", dwcollectors.DefaultNotConvergingThreshold, "report an Application OutOfSync this long after a Succeeded sync")
 	fs.StringVar(&o.esoSA, "eso-service-account", detect.DefaultESOServiceAccount.String(), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060), with the same --web.config.file as every other endpoint (TLS, basic auth); off by default")
@@ -223,7 +225,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer cleanup()
-		if o.discoveryInterval == 30*time.Second {
+		if o.discoveryInterval == kube.DefaultDiscoveryInterval {
 			o.discoveryInterval = 2 * time.Second
 		}
 	} else {

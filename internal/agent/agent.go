@@ -23,6 +23,7 @@ import (
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
 
 // Config is everything the agent needs besides its clients.
@@ -100,7 +101,7 @@ func New(c Clients, cfg Config) *Agent {
 		log = slog.Default()
 	}
 	store := model.NewStore(model.NewHistory(cfg.History))
-	tr := &kube.Transformer{FP: model.NewFingerprinter(), Logger: log}
+	tr := &transform.Transformer{FP: model.NewFingerprinter(), Logger: log}
 	opts := kube.Options{
 		Namespaces:        cfg.Namespaces,
 		ExcludeNamespaces: cfg.ExcludeNamespaces,

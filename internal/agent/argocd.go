@@ -102,7 +102,7 @@ func appsManagingSecrets(s *model.Store, owns func(string) bool) []model.Ref {
 				if owns != nil && !owns(r.Namespace) {
 					continue
 				}
-				if (r.Kind == "Secret" && r.Group == "") || (r.Kind == "ExternalSecret" && r.Group == "external-secrets.io") {
+				if argocd.DesiredKind(r.Group, r.Kind) {
 					out = append(out, model.Ref{Namespace: app.Namespace, Name: app.Name})
 					break
 				}

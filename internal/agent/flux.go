@@ -42,7 +42,7 @@ func (a *Agent) StartFlux(ctx context.Context, cfg FluxConfig) error {
 		log = slog.Default()
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
+		cfg.Timeout = flux.DefaultFetchTimeout
 	}
 	p := &flux.Poller{Fetcher: &flux.Fetcher{Client: &http.Client{Timeout: cfg.Timeout, Transport: cfg.Transport}, Host: cfg.SourceHost},
 		Interval: cfg.PollInterval, Logger: log.With("component", "flux")}

@@ -327,7 +327,7 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 	c.up.Store(true)
 	var out []model.DesiredObject
 	for _, it := range items {
-		if !wanted(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
+		if !DesiredKind(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
 			// Not a Secret/ExternalSecret, not in Git (to be pruned), or a sync
 			// hook: run by a sync (and possibly deleted after it), not desired
 			// state.
@@ -354,7 +354,11 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func wanted(group, kind string) bool {
+// DesiredKind reports whether driftwatch reads the desired state of objects of
+// group and kind: Secrets and ExternalSecrets (what DesiredFromTargetState
+// decodes). The Application transform, the shards' reduction of Applications
+// and the choice of Applications to poll ask it too.
+func DesiredKind(group, kind string) bool {
 	return (kind == "Secret" && group == "") || (kind == "ExternalSecret" && group == "external-secrets.io")
 }
 

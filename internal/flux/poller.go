@@ -20,6 +20,14 @@ type Store interface {
 	SetFluxDesired(ks model.Ref, d *model.FluxDesired)
 }
 
+// Defaults of the agent's --flux-poll-interval (Poller.Interval) and
+// --flux-timeout (the timeout of the Fetcher's HTTP client: one artifact
+// download).
+const (
+	DefaultPollInterval = 30 * time.Second
+	DefaultFetchTimeout = 30 * time.Second
+)
+
 // Poller builds, for every Kustomization, what its source's current artifact
 // declares (Build) and records it in the model: once per artifact revision and
 // build-relevant spec, fetching each artifact once per round.
@@ -44,7 +52,7 @@ func (p *Poller) Failures() uint64 { return p.failures.Load() }
 // Run polls until ctx ends.
 func (p *Poller) Run(ctx context.Context, s Store) {
 	if p.Interval <= 0 {
-		p.Interval = 30 * time.Second
+		p.Interval = DefaultPollInterval
 	}
 	t := time.NewTicker(p.Interval)
 	defer t.Stop()

@@ -1,142 +1,16 @@
 package kube
 
-// The Flux transforms: Kustomizations and sources (GitRepository,
-// OCIRepository, Bucket).
+// The Flux entries of the resources table.
 
 import (
-	"sort"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
-	"github.com/driftwatch/driftwatch/internal/parse"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
-
-func fluxCondition(conds []metav1.Condition, typ string) model.Condition {
-	for _, c := range conds {
-		if c.Type == typ {
-			return model.Condition{Status: model.Intern(string(c.Status)), Reason: model.Intern(c.Reason), LastTransitionTime: c.LastTransitionTime.Time}
-		}
-	}
-	return model.Condition{}
-}
-
-// Kustomization is the transform of the Flux Kustomization informer. The
-// inventory is reduced to its Secrets and ExternalSecrets; patch texts are
-// read for the kind and name they patch only.
-func (t *Transformer) Kustomization(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	var k struct {
-		Spec   flux.KustomizationSpec   `json:"spec,omitempty"`
-		Status flux.KustomizationStatus `json:"status,omitempty"`
-	}
-	decodeErr := fromUnstructured(u, &k)
-	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
-		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(), Annotations: u.GetAnnotations()}
-	t.decodeProblem("kustomizations", &meta, "spec", decodeErr)
-	rec := &model.FluxKustomization{ObjectMeta: objectMeta(&meta), DecodeErr: decodeErr,
-		Generation: u.GetGeneration(), ObservedGeneration: k.Status.ObservedGeneration,
-		SourceKind: k.Spec.SourceRef.Kind, SourceNamespace: k.Spec.SourceRef.Namespace, SourceName: k.Spec.SourceRef.Name,
-		Path: k.Spec.Path, TargetNamespace: k.Spec.TargetNamespace, NamePrefix: k.Spec.NamePrefix, NameSuffix: k.Spec.NameSuffix,
-		Suspend: k.Spec.Suspend, Ready: fluxCondition(k.Status.Conditions, "Ready"),
-		Reconciling:         fluxCondition(k.Status.Conditions, "Reconciling").Status == "True",
-		LastAppliedRevision: k.Status.LastAppliedRevision, LastAttemptedRevision: k.Status.LastAttemptedRevision,
-		Components: k.Spec.Components, Deleting: u.GetDeletionTimestamp() != nil}
-	if rec.SourceNamespace == "" {
-		rec.SourceNamespace = rec.Namespace
-	}
-	if inv := k.Status.Inventory; inv != nil {
-		for _, e := range inv.Entries {
-			o, ok := flux.ParseInventoryID(e.ID)
-			if !ok || (o.Kind != "Secret" && o.Kind != "ExternalSecret") {
-				continue
-			}
-			rec.Inventory = append(rec.Inventory, model.FluxObjRef{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
-		}
-	}
-	for _, r := range k.Spec.Ignore {
-		ir := model.FluxIgnoreRule{Paths: r.Paths}
-		if s := r.Target; s != nil {
-			ir.HasTarget = true
-			ir.Group, ir.Version, ir.Kind, ir.Name, ir.Namespace = s.Group, s.Version, s.Kind, s.Name, s.Namespace
-			ir.AnnotationSelector, ir.LabelSelector = s.AnnotationSelector, s.LabelSelector
-		}
-		rec.Ignore = append(rec.Ignore, ir)
-	}
-	if pb := k.Spec.PostBuild; pb != nil {
-		rec.HasPostBuild = true
-		rec.SubstituteAlways = pb.SubstituteStrategy == "Always"
-		for _, s := range pb.SubstituteFrom {
-			rec.SubstituteFrom = append(rec.SubstituteFrom, model.FluxSubstituteRef{Kind: s.Kind, Name: s.Name, Optional: s.Optional})
-		}
-		for name := range pb.Substitute {
-			rec.InlineVars = append(rec.InlineVars, name)
-		}
-		sort.Strings(rec.InlineVars)
-	}
-	// Patches: the target, else the inline patch's own kind and name.
-	rawPatches, _, _ := unstructured.NestedSlice(u.Object, "spec", "patches")
-	for i, p := range k.Spec.Patches {
-		pt := model.FluxPatchTarget{}
-		if s := p.Target; s != nil {
-			pt.Kind, pt.Name = s.Kind, s.Name
-			pt.HasSelector = s.LabelSelector != "" || s.AnnotationSelector != ""
-		} else if i < len(rawPatches) {
-			if m, ok := rawPatches[i].(map[string]any); ok {
-				if text, ok := m["patch"].(string); ok {
-					pt.Kind, pt.Name = parse.PatchIdentity([]byte(text))
-				}
-			}
-		}
-		rec.Patches = append(rec.Patches, pt)
-	}
-	if cm := k.Spec.CommonMetadata; cm != nil {
-		rec.CommonAnnotations, rec.CommonLabels = cm.Annotations, cm.Labels
-	}
-	return rec, nil
-}
-
-// FluxSource returns the transform of a source informer of kind.
-func (t *Transformer) FluxSource(kind string) cache.TransformFunc {
-	return func(obj any) (any, error) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return obj, nil
-		}
-		var s struct {
-			Spec   flux.SourceSpec   `json:"spec,omitempty"`
-			Status flux.SourceStatus `json:"status,omitempty"`
-		}
-		decodeErr := fromUnstructured(u, &s)
-		meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
-			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(), Annotations: u.GetAnnotations()}
-		t.decodeProblem(string(sourceRes(kind)), &meta, "status", decodeErr)
-		rec := &model.FluxSource{ObjectMeta: objectMeta(&meta), Kind: kind, DecodeErr: decodeErr,
-			Generation: u.GetGeneration(), ObservedGeneration: s.Status.ObservedGeneration,
-			Ready: fluxCondition(s.Status.Conditions, "Ready"), Suspend: s.Spec.Suspend}
-		if a := s.Status.Artifact; a != nil {
-			rec.ArtifactURL, rec.ArtifactRevision, rec.ArtifactDigest = a.URL, a.Revision, a.Digest
-		}
-		return rec, nil
-	}
-}
-
-func sourceRes(kind string) model.Resource {
-	switch kind {
-	case "OCIRepository":
-		return model.ResOCIRepositories
-	case "Bucket":
-		return model.ResBuckets
-	}
-	return model.ResGitRepositories
-}
 
 // fluxResources are the Flux entries of the resources table. Kustomizations
 // manage objects in any namespace (targetNamespace) and reference sources in
@@ -144,7 +18,7 @@ func sourceRes(kind string) model.Resource {
 func fluxResources() []*resource {
 	keepAll := func(rec any, _ func(string) bool) any { return rec }
 	out := []*resource{{res: model.ResKustomizations, group: flux.Group, versions: []string{flux.Version}, resource: "kustomizations",
-		transform:      func(t *Transformer) cache.TransformFunc { return t.Kustomization },
+		transform:      func(t *transform.Transformer) cache.TransformFunc { return t.Kustomization },
 		crossNamespace: true, reduce: keepAll,
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.FluxKustomization); ok {
@@ -163,7 +37,7 @@ func fluxResources() []*resource {
 	}{{"GitRepository", model.ResGitRepositories, "gitrepositories"}, {"OCIRepository", model.ResOCIRepositories, "ocirepositories"}, {"Bucket", model.ResBuckets, "buckets"}} {
 		kind := src.kind
 		out = append(out, &resource{res: src.res, group: flux.SourceGroup, versions: []string{flux.SourceVersion}, resource: src.resource,
-			transform:      func(t *Transformer) cache.TransformFunc { return t.FluxSource(kind) },
+			transform:      func(t *transform.Transformer) cache.TransformFunc { return t.FluxSource(kind) },
 			crossNamespace: true, reduce: keepAll,
 			upsert: func(s *model.Store, obj any, _ time.Time) {
 				if o, ok := obj.(*model.FluxSource); ok {

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +11,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/argocd"
 	"github.com/driftwatch/driftwatch/internal/eso"
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
 
 // resource is everything the informer layer knows about one watched resource,
@@ -31,8 +31,8 @@ type resource struct {
 	group    string
 	versions []string
 	resource string
-	// transform makes the record of an API object (internal/kube/<kind>.go).
-	transform func(t *Transformer) cache.TransformFunc
+	// transform makes the record of an API object (internal/transform/<kind>.go).
+	transform func(t *transform.Transformer) cache.TransformFunc
 	// upsert and remove keep the model current (the handlers drop records of
 	// namespaces other shards own before calling them).
 	upsert func(s *model.Store, obj any, now time.Time)
@@ -60,13 +60,13 @@ var resources = []*resource{
 	{res: model.ResSecrets,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
 			if m.wireSecrets != nil {
-				return newWireInformer(m.wireSecrets, "secrets", ns, &model.Secret{}, m.tweak("type!="+HelmReleaseType, ""))
+				return newWireInformer(m.wireSecrets, "secrets", ns, &model.Secret{}, m.tweak("type!="+transform.HelmReleaseType, ""))
 			}
-			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+HelmReleaseType, ""))
+			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+transform.HelmReleaseType, ""))
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.Secret },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.Secret },
 		upsert: func(s *model.Store, obj any, now time.Time) {
-			if o, ok := obj.(*model.Secret); ok && o.Type != HelmReleaseType {
+			if o, ok := obj.(*model.Secret); ok && o.Type != transform.HelmReleaseType {
 				s.UpsertSecret(o, now)
 			}
 		},
@@ -86,7 +86,7 @@ var resources = []*resource{
 			}
 			return coreinformers.NewFilteredPodInformer(m.cs, ns, 0, nil, m.tweak("", ""))
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.Pod },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.Pod },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.Pod); ok {
 				s.UpsertPod(o)
@@ -105,7 +105,7 @@ var resources = []*resource{
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredServiceAccountInformer(m.cs, ns, 0, nil, m.tweak("", ""))
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.ServiceAccount },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.ServiceAccount },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ServiceAccount); ok {
 				s.UpsertServiceAccount(o)
@@ -121,7 +121,7 @@ var resources = []*resource{
 			return err
 		}},
 	{res: model.ResExternalSecrets, group: eso.Group, versions: eso.Versions, resource: "externalsecrets",
-		transform: func(t *Transformer) cache.TransformFunc { return t.ExternalSecret },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.ExternalSecret },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ExternalSecret); ok {
 				s.UpsertExternalSecret(o)
@@ -133,16 +133,16 @@ var resources = []*resource{
 			}
 		}},
 	{res: model.ResSecretStores, group: eso.Group, versions: eso.Versions, resource: "secretstores",
-		transform: func(t *Transformer) cache.TransformFunc { return t.SecretStore("SecretStore") },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.SecretStore("SecretStore") },
 		upsert:    upsertStore, remove: removeStore},
 	{res: model.ResClusterSecretStores, group: eso.Group, versions: eso.Versions, resource: "clustersecretstores", clusterScoped: true,
-		transform: func(t *Transformer) cache.TransformFunc { return t.SecretStore("ClusterSecretStore") },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.SecretStore("ClusterSecretStore") },
 		upsert:    upsertStore, remove: removeStore},
 	{res: model.ResHelmReleases,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+HelmReleaseType, "owner=helm,status=deployed"))
+			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+transform.HelmReleaseType, "owner=helm,status=deployed"))
 		},
-		transform:      func(t *Transformer) cache.TransformFunc { return t.HelmRelease },
+		transform:      func(t *transform.Transformer) cache.TransformFunc { return t.HelmRelease },
 		crossNamespace: true, reduce: reduceHelmRelease,
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.HelmRelease); ok {
@@ -159,7 +159,7 @@ var resources = []*resource{
 			return err
 		}},
 	{res: model.ResApplications, group: argocd.Group, versions: []string{argocd.Version}, resource: "applications",
-		transform:      func(t *Transformer) cache.TransformFunc { return t.Application },
+		transform:      func(t *transform.Transformer) cache.TransformFunc { return t.Application },
 		crossNamespace: true, reduce: reduceApplication, unchanged: sameReducedApplication,
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ArgoApp); ok {
@@ -175,7 +175,7 @@ var resources = []*resource{
 		core: func(m *Manager, _ string) cache.SharedIndexInformer {
 			return coreinformers.NewNamespaceInformer(m.cs, 0, nil)
 		},
-		transform: func(t *Transformer) cache.TransformFunc { return t.Namespace },
+		transform: func(t *transform.Transformer) cache.TransformFunc { return t.Namespace },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.Namespace); ok {
 				s.UpsertNamespace(o)
@@ -204,81 +204,6 @@ func removeStore(s *model.Store, obj any, _ time.Time) {
 	if o, ok := obj.(*model.SecretStore); ok {
 		s.DeleteStore(o.StoreKind, o.Namespace, o.Name)
 	}
-}
-
-// reduceHelmRelease keeps the expectations of a release that are about objects of
-// this shard's namespaces (an expectation without a namespace is about the
-// release's own). The record itself stays, even with no expectation left: the
-// deployed revision is chosen among all of a release's records, and dropping
-// one would let an older revision's expectations count.
-func reduceHelmRelease(rec any, own func(string) bool) any {
-	h, ok := rec.(*model.HelmRelease)
-	if !ok {
-		return rec
-	}
-	kept := h.Expectations[:0:0]
-	for _, x := range h.Expectations {
-		ns := x.Namespace
-		if ns == "" {
-			ns = h.Namespace
-		}
-		if own(ns) {
-			kept = append(kept, x)
-		}
-	}
-	if len(kept) == len(h.Expectations) {
-		return h
-	}
-	cp := *h
-	cp.Expectations = clip(kept)
-	return &cp
-}
-
-// reduceApplication keeps of an Application of another shard's namespace
-// what this shard's own judgements of it need: its identity, whether it is
-// being deleted (it then expects nothing), the revision it compares and what
-// its last sync operation applied (whether its desired state was delivered,
-// detect.GitOpsDesired), and the status.resources entries in this shard's
-// namespaces (which decide whether this shard asks the Argo CD API for its
-// desired state) with their sync status for Secrets and ExternalSecrets. Its
-// own findings (sync state, ignoreDifferences) are reported by the shard
-// owning its namespace, from the full record.
-func reduceApplication(rec any, own func(string) bool) any {
-	a, ok := rec.(*model.ArgoApp)
-	if !ok || own(a.Namespace) {
-		return rec
-	}
-	r := &model.ArgoApp{ObjectMeta: model.ObjectMeta{Name: a.Name, Namespace: a.Namespace, UID: a.UID,
-		ResourceVersion: a.ResourceVersion}, DecodeErr: a.DecodeErr, Deleting: a.Deleting,
-		SyncRevision: a.SyncRevision, SyncRevisions: a.SyncRevisions,
-		OperationPhase: a.OperationPhase, OperationRevision: a.OperationRevision, OperationRevisions: a.OperationRevisions}
-	for _, x := range a.Resources {
-		if x.Namespace != "" && own(x.Namespace) {
-			if !secretLike(x.Group, x.Kind) {
-				x.Status = "" // churns with every sync; only a Secret's or ExternalSecret's is read here
-			}
-			r.Resources = append(r.Resources, x)
-		}
-	}
-	for _, o := range a.OperationSynced {
-		if own(o.Namespace) {
-			r.OperationSynced = append(r.OperationSynced, o)
-		}
-	}
-	return r
-}
-
-// sameReducedApplication: two reduced records of an Application of another
-// shard's namespace that say the same (reduceApplication's fields).
-func sameReducedApplication(old, cur any) bool {
-	a, ok1 := old.(*model.ArgoApp)
-	b, ok2 := cur.(*model.ArgoApp)
-	return ok1 && ok2 && a.Namespace == b.Namespace && a.Name == b.Name && a.UID == b.UID &&
-		a.DecodeErr == b.DecodeErr && a.Deleting == b.Deleting &&
-		a.SyncRevision == b.SyncRevision && slices.Equal(a.SyncRevisions, b.SyncRevisions) &&
-		a.OperationPhase == b.OperationPhase && a.OperationRevision == b.OperationRevision &&
-		slices.Equal(a.OperationRevisions, b.OperationRevisions) && slices.Equal(a.OperationSynced, b.OperationSynced) &&
-		slices.Equal(a.Resources, b.Resources)
 }
 
 // resourceOf returns a resource's table entry.

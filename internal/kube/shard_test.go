@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
 
 // With a NamespaceFilter, objects of rejected namespaces reach neither the model
@@ -124,7 +125,7 @@ stringData: {C: "3"}
 	rel := func(ns string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sh.helm.release.v1.rel.v3",
 			Labels: map[string]string{"owner": "helm", "name": "rel", "status": "deployed", "version": "3"}},
-			Type: HelmReleaseType, Data: map[string][]byte{"release": helmPayloadIn(ns, manifest)}}
+			Type: transform.HelmReleaseType, Data: map[string][]byte{"release": helmPayloadIn(ns, manifest)}}
 	}
 	names := func(h *model.HelmRelease) []string {
 		var out []string

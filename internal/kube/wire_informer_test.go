@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"net/http"
@@ -14,14 +15,33 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/driftwatch/driftwatch/internal/model"
 )
+
+// encodePB encodes obj as the apiserver does (protobuf, runtime.Unknown
+// envelope).
+func encodePB(t testing.TB, obj runtime.Object) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	obj = obj.DeepCopyObject()
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(obj, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
 
 // The wire informer against a server that answers as the apiserver does
 // (protobuf lists, length-delimited protobuf watch events), in both of
@@ -78,7 +98,7 @@ func TestWireInformerSyncsBothWays(t *testing.T) {
 			defer srv.Close()
 
 			tr := newTransformer()
-			c, err := newWireClient(&rest.Config{Host: srv.URL}, tr, wireSecrets, tr.Secret)
+			c, err := newWireClient(&rest.Config{Host: srv.URL}, tr.WireSerializer(model.ResSecrets))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/flux"
-	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
 
 // Options tune an evaluation.
@@ -134,7 +134,7 @@ type secretRec struct {
 
 type evaluation struct {
 	opts    Options
-	t       *kube.Transformer
+	t       *transform.Transformer
 	store   *model.Store
 	report  *Report
 	docs    map[objKey][]*Doc
@@ -161,7 +161,7 @@ func Evaluate(in *Input, opts Options) *Report {
 	}
 	e := &evaluation{
 		opts:    opts,
-		t:       &kube.Transformer{FP: model.NewFingerprinter()},
+		t:       &transform.Transformer{FP: model.NewFingerprinter()},
 		store:   model.NewStore(nil),
 		report:  &Report{Files: in.Files, Documents: len(in.Docs), Checked: map[string]int{}, Problems: slices.Clone(in.Problems)},
 		docs:    map[objKey][]*Doc{},

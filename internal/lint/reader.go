@@ -1,5 +1,5 @@
 // Package lint checks rendered Kubernetes manifests offline: the documents go
-// through the same value-free transforms as the informers (internal/kube), into
+// through the same value-free transforms as the informers (internal/transform), into
 // the same model, and the same detectors run (collectors, detect), so a rule is
 // written once. Secret values are fingerprinted and dropped by the transform; no
 // output, log line or error of this package carries one.

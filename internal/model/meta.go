@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"strings"
 	"unique"
 
@@ -70,6 +71,19 @@ func Intern(s string) string {
 		return ""
 	}
 	return unique.Make(s).Value()
+}
+
+// Clip returns xs without unused capacity, copying it only when that saves
+// memory: a record built by appends keeps no spare capacity (the transforms,
+// and the shards' reduction of cross-namespace records).
+func Clip[T any](xs []T) []T {
+	if cap(xs) == len(xs) {
+		return xs
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	return slices.Clone(xs)
 }
 
 // Annotations and labels driftwatch reads, declared once.

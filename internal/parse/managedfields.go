@@ -60,7 +60,7 @@ func ManagedFields(entries []metav1.ManagedFieldsEntry, dataFields ...string) []
 }
 
 // MFView is the part of a managedFields entry the summaries read. The wire
-// decoder (internal/kube) builds views over the bytes it reads; Views makes them
+// decoder (internal/transform) builds views over the bytes it reads; Views makes them
 // of decoded entries. The strings may alias a buffer the caller reuses: what the
 // summaries keep of them is interned (a copy).
 type MFView struct {

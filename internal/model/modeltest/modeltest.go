@@ -1,8 +1,9 @@
 // Package modeltest builds the value-free records of internal/model for tests,
-// the way internal/kube's transforms would build them from API objects, and puts
-// them into a real model.Store. It is the one place tests get their fixtures
-// from (as cert-manager's test/unit/gen): detect/, collectors/ and the other
-// packages' tests call it instead of keeping their own copies.
+// the way the transforms of internal/transform would build them from API
+// objects, and puts them into a real model.Store. It is the one place tests
+// get their fixtures from (as cert-manager's test/unit/gen): detect/,
+// collectors/ and the other packages' tests call it instead of keeping their
+// own copies.
 //
 // Every builder documents its defaults: they are what tests silently rely on.
 // Records are returned as pointers the caller may still change before putting

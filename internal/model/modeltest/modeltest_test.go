@@ -1,10 +1,10 @@
 package modeltest_test
 
-// The builders claim to build records "the way internal/kube's transforms
-// would": these tests hold them to it by running the real transforms on API
-// objects shaped as the apiserver returns them (for ExternalSecrets: after the
-// ESO v0.20.4 CRD's defaulting of refreshInterval, creationPolicy and
-// deletionPolicy) and comparing the whole records.
+// The builders claim to build records "the way the transforms of
+// internal/transform would": these tests hold them to it by running the real
+// transforms on API objects shaped as the apiserver returns them (for
+// ExternalSecrets: after the ESO v0.20.4 CRD's defaulting of refreshInterval,
+// creationPolicy and deletionPolicy) and comparing the whole records.
 
 import (
 	"bytes"
@@ -20,12 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
+	"github.com/driftwatch/driftwatch/internal/transform"
 )
 
-func transformer() *kube.Transformer { return &kube.Transformer{FP: mt.FP} }
+func transformer() *transform.Transformer { return &transform.Transformer{FP: mt.FP} }
 
 func meta(ns, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}
@@ -169,7 +169,7 @@ func TestHelmReleaseIsTheTransform(t *testing.T) {
 	w := gzip.NewWriter(&gz)
 	_, _ = w.Write(body)
 	_ = w.Close()
-	in := &corev1.Secret{ObjectMeta: meta("shop", "sh.helm.release.v1.shop.v3"), Type: kube.HelmReleaseType,
+	in := &corev1.Secret{ObjectMeta: meta("shop", "sh.helm.release.v1.shop.v3"), Type: transform.HelmReleaseType,
 		Data: map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))}}
 	in.Labels = map[string]string{"owner": "helm", "name": "shop", "status": "deployed", "version": "3"}
 	out, err := transformer().HelmRelease(in)

@@ -172,7 +172,7 @@ func sources() []any {
 }
 
 // viaUnstructured decodes the way the agent's transforms decode objects from a
-// dynamic informer (internal/kube: DefaultUnstructuredConverter over the
+// dynamic informer (internal/transform: DefaultUnstructuredConverter over the
 // unstructured object).
 func viaUnstructured[T any](t *testing.T, obj any) (T, any) {
 	t.Helper()

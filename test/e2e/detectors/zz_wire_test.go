@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/driftwatch/driftwatch/internal/kube"
+	"github.com/driftwatch/driftwatch/internal/transform"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -129,7 +129,7 @@ data: {token: c2VjcmV0LXRva2Vu, key: a2V5}
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := kube.CheckWireDecode(res, data)
+		n, err := transform.CheckWireDecode(res, data)
 		if err != nil {
 			t.Fatalf("%s: %v", res, err)
 		}

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The Namespace transform: the driftwatch.io/ignore annotation.
 

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 import (
 	"math/rand/v2"

@@ -1,7 +1,8 @@
-package kube
+package transform
 
-// The ExternalSecret transform (its spec and status are decoded by hand in
-// esdecode.go) and what managedFields say about what users applied.
+// The ExternalSecret transform (its spec and status are decoded by hand by
+// internal/eso: Decode, and Writes reads what it writes into its target) and
+// what managedFields say about what users applied.
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The wire decoder of Secrets: the record of a v1 Secret read from its
 // protobuf encoding, without the typed object (field numbers from
@@ -110,7 +110,7 @@ func (t *Transformer) secretFromWire(b []byte, s *wireScratch) (*model.Secret, e
 	rec := &model.Secret{
 		ObjectMeta: m.meta,
 		Type:       intern(typ),
-		Owners:     clip(m.owners),
+		Owners:     model.Clip(m.owners),
 		Managers:   parse.ManagedFieldsOf(m.mfs, "f:data", "f:stringData"),
 	}
 	if m.initialEventsEnd && rec.Name == "" {

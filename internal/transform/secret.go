@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The Secret transform: key names, lengths and keyed fingerprints; the values are
 // wiped as soon as they are summarised.

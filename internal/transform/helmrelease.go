@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The Helm release transform: decode the payload, extract the expectations,
 // drop the payload.
@@ -12,6 +12,9 @@ import (
 	"github.com/driftwatch/driftwatch/internal/parse"
 )
 
+// HelmReleaseType is the Secret type Helm v3 stores releases in.
+const HelmReleaseType = "helm.sh/release.v1"
+
 // HelmRelease is the transform of the Helm release informer: decode the payload,
 // extract the expectations, drop the payload.
 func (t *Transformer) HelmRelease(obj any) (any, error) {
@@ -24,7 +27,7 @@ func (t *Transformer) HelmRelease(obj any) (any, error) {
 		// client does not. A stub, which the handlers ignore, keeps such Secrets
 		// out of the model's releases (whose changes invalidate every namespace).
 		s.Data = nil
-		return foreignStub(&s.ObjectMeta), nil
+		return Stub(&s.ObjectMeta), nil
 	}
 	rec := &model.HelmRelease{
 		ObjectMeta: objectMeta(&s.ObjectMeta),

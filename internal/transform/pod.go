@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The Pod transform: Secret references, container start times, owner workload.
 
@@ -223,8 +223,8 @@ func (parts *podParts) assemble(rec *model.Pod, own func(string) string) {
 		}
 	}
 	// The appends above leave up to half of each slice's capacity unused.
-	rec.Uses = clip(rec.Uses)
-	rec.Containers = clip(rec.Containers)
+	rec.Uses = model.Clip(rec.Uses)
+	rec.Containers = model.Clip(rec.Containers)
 }
 
 type volSecret struct {

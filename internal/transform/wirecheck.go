@@ -1,4 +1,4 @@
-package kube
+package transform
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ import (
 // The default size is a tenth of the issue's; the full size (20k Secrets, 10k Pods,
 // 5k ExternalSecrets, 1k Helm releases) is
 //
-//	DRIFTWATCH_HEAP_SCALE=1 go test -run '^$' -bench ModelHeap -benchtime 1x ./internal/kube/
+//	DRIFTWATCH_HEAP_SCALE=1 go test -run '^$' -bench ModelHeap -benchtime 1x ./internal/transform/
 //
 // DRIFTWATCH_HEAP_PROFILE=file also writes the agent row's heap profile there.
 func BenchmarkModelHeap(b *testing.B) {

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // Protocol Buffers primitives of the wire decoder (wire*.go): a reader over one
 // message's bytes that never allocates. It follows the checks of the

@@ -1,12 +1,22 @@
-// Package kube connects driftwatch to the apiserver: informers whose transforms turn
-// every object into a value-free model record before anything is cached, discovery
-// of the optional APIs (ESO, Argo CD), and the per-resource health the detectors are
-// gated on.
-package kube
+// Package transform turns API objects into value-free model records before
+// anything is cached: the informer transforms of every watched kind (Secrets,
+// Pods, ServiceAccounts, Namespaces, Helm release Secrets, ExternalSecrets,
+// SecretStores, Argo CD Applications, Flux Kustomizations and sources) and the
+// wire decoder that reads Secrets and Pods from their protobuf encoding
+// straight into records (wire*.go). No secret value outlives a transform: a
+// Secret's data becomes key names, byte lengths and keyed fingerprints, and the
+// values are wiped once summarised.
+//
+// The informers (internal/kube), `agent lint` (internal/lint) and the tests that
+// compare hand-built records with real ones use these transforms. An
+// ExternalSecret is decoded by internal/eso (Decode, DecodeJSON, Writes), the one
+// decoder of live objects here, of Helm and Flux manifests (internal/parse) and
+// of Argo CD target states (internal/argocd). The package imports no informer
+// machinery (depguard rule "transform" in .golangci.yml).
+package transform
 
 import (
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,6 +164,15 @@ func objectMeta(m *metav1.ObjectMeta) model.ObjectMeta {
 	return id
 }
 
+// Stub is what an informer cache keeps of an object the model does not hold
+// (another shard's, or a Secret the Helm release informer's field selector
+// would have kept out): its name, namespace and resourceVersion. The model's
+// event handlers ignore stubs.
+func Stub(o metav1.Object) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: o.GetName(), Namespace: o.GetNamespace(), ResourceVersion: o.GetResourceVersion()}}
+}
+
 func owners(refs []metav1.OwnerReference) []model.OwnerRef {
 	if len(refs) == 0 {
 		return nil
@@ -191,15 +210,4 @@ func condition(conds []eso.StatusCondition, typ string) model.Condition {
 		}
 	}
 	return model.Condition{}
-}
-
-// clip returns xs without unused capacity, copying it only when that saves memory.
-func clip[T any](xs []T) []T {
-	if cap(xs) == len(xs) {
-		return xs
-	}
-	if len(xs) == 0 {
-		return nil
-	}
-	return slices.Clone(xs)
 }

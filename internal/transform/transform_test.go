@@ -1,6 +1,8 @@
-package kube
+package transform
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -440,4 +442,16 @@ func TestWorkloadOf(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.pod.Name, got, c.want)
 		}
 	}
+}
+
+// helmPayloadIn is a release payload of namespace ns (Helm writes the release's
+// namespace into it: manifests without one are rendered there).
+func helmPayloadIn(ns, manifest string) []byte {
+	body, _ := json.Marshal(map[string]any{"name": "rel", "namespace": ns, "version": 3,
+		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, _ = w.Write(body)
+	_ = w.Close()
+	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
 }

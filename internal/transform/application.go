@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The Argo CD Application transform.
 
@@ -56,7 +56,7 @@ func (t *Transformer) Application(obj any) (any, error) {
 		if sr := op.SyncResult; sr != nil {
 			rec.OperationRevision, rec.OperationRevisions = sr.Revision, sr.Revisions
 			for _, r := range sr.Resources {
-				if r.Status == "Synced" && r.HookType == "" && secretLike(r.Group, r.Kind) {
+				if r.Status == "Synced" && r.HookType == "" && argocd.DesiredKind(r.Group, r.Kind) {
 					rec.OperationSynced = append(rec.OperationSynced,
 						model.ArgoObject{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
 				}
@@ -68,10 +68,4 @@ func (t *Transformer) Application(obj any) (any, error) {
 			Namespace: r.Namespace, Name: r.Name, Status: r.Status, Hook: r.Hook})
 	}
 	return rec, nil
-}
-
-// secretLike: the kinds whose desired state driftwatch reads (Secret,
-// ExternalSecret).
-func secretLike(group, kind string) bool {
-	return (kind == "Secret" && group == "") || (kind == "ExternalSecret" && group == "external-secrets.io")
 }

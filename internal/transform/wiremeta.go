@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The wire decoder's metadata: what the Secret and Pod records keep of
 // metav1.ObjectMeta, read from its protobuf encoding (field numbers from

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The wire decoder of Pods: the record of a v1 Pod read from its protobuf
 // encoding (field numbers from k8s.io/api/core/v1/generated.proto). Only the

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The SecretStore and ClusterSecretStore transform, and how a store's provider
 // authenticates (ESO auth classification).

@@ -1,4 +1,4 @@
-package kube
+package transform
 
 // The ServiceAccount transform: the workload-identity annotations.
 
