@@ -16,7 +16,8 @@ import (
 
 var (
 	descUnsafe = declare(finding.Family{
-		Name: "driftwatch_externalsecret_unsafe",
+		Name:  "driftwatch_externalsecret_unsafe",
+		Panel: "unsafe ExternalSecrets",
 		Lint: []finding.Rule{
 			{ID: detect.UnsafeImplicitCreationPolicy, Label: "reason", Value: detect.UnsafeImplicitCreationPolicy,
 				Why: "an ExternalSecret without spec.target.creationPolicy gets Owner: ESO takes over an existing Secret of that name, and deleting the ExternalSecret garbage-collects it"},
@@ -37,7 +38,8 @@ var (
 		Severity: finding.SevWarning,
 	})
 	descDuplicate = declare(finding.Family{
-		Name: "driftwatch_secret_duplicate_credentials",
+		Name:  "driftwatch_secret_duplicate_credentials",
+		Panel: "duplicate credentials",
 		Lint: []finding.Rule{{ID: "duplicate_credentials",
 			Why: "two Secret manifests of a namespace hold exactly the same data (compared by keyed fingerprint, never by value): a forgotten copy that will not rotate"}},
 		Commands: duplicateCommands,
@@ -49,7 +51,8 @@ var (
 		Severity: finding.SevWarning,
 	})
 	descLastAppliedData = declare(finding.Family{
-		Name: "driftwatch_secret_last_applied_data",
+		Name:  "driftwatch_secret_last_applied_data",
+		Panel: "data in last-applied",
 		Lint: []finding.Rule{{ID: "last_applied_data",
 			Why: "a Secret's kubectl.kubernetes.io/last-applied-configuration annotation carries a copy of its data: a second copy of every value that never rotates"}},
 		Commands:   lastAppliedDataCommands,

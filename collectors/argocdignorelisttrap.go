@@ -16,7 +16,8 @@ import (
 
 var (
 	descArgoIgnoreListTrap = declare(finding.Family{
-		Name: "driftwatch_argocd_ignore_list_trap",
+		Name:  "driftwatch_argocd_ignore_list_trap",
+		Panel: "Argo CD ignore-list trap",
 		Lint: []finding.Rule{{ID: "argocd_ignore_list_trap",
 			Why: "an Argo CD Application's ignoreDifferences reaches into a list: with RespectIgnoreDifferences every sync rebuilds the list from live, without it new entries never show as OutOfSync"}},
 		Commands: argoIgnoreTrapCommands,

@@ -17,6 +17,7 @@ import (
 var (
 	descArgoNotConverging = declare(finding.Family{
 		Name:     "driftwatch_argocd_not_converging",
+		Panel:    "Argo CD not converging",
 		Offline:  "needs the Application's live sync state over time",
 		Commands: notConvergingCommands,
 		Help: "Seconds an Argo CD Application has stayed OutOfSync at the revision its last sync operation applied with phase Succeeded " +

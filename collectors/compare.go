@@ -17,6 +17,7 @@ import (
 var (
 	descCompareMismatch = declare(finding.Family{
 		Name:     "driftwatch_compare_mismatch",
+		Panel:    "compare mismatches",
 		Offline:  "compares two live Secrets (agent compare)",
 		Commands: compareCommands,
 		Help: "1 for each key of a compare pair (driftwatch.io/compare-with) that does not match; key is empty when a whole Secret is absent " +

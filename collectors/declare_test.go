@@ -36,3 +36,55 @@ func TestEveryFindingFamilyDeclaresItsText(t *testing.T) {
 		t.Fatal("no listed finding family")
 	}
 }
+
+// TestEveryFindingFamilyHasADashboardClass: each finding family that restates
+// no other is a class of the overview dashboard ("Findings by class",
+// "Findings by namespace"), by its own Panel or by that of a family restating
+// it (the count form of missing keys), or says in NoPanel why it is not. A
+// class counts the objects whose series are above 0 now, so it is a gauge of
+// the current state; titles are distinct.
+func TestEveryFindingFamilyHasADashboardClass(t *testing.T) {
+	panelOf := map[string][]string{} // listed family -> families showing it
+	titles := map[string]string{}
+	for _, f := range append(finding.Catalog(), finding.LintFamilies()...) {
+		if f.Panel != "" && f.NoPanel != "" {
+			t.Errorf("%s: declares a dashboard class and why it has none", f.Name)
+		}
+		if f.Panel == "" {
+			if f.NoPanel != "" && (!f.Listed() || f.LintOnly) {
+				t.Errorf("%s: says why it has no dashboard class, but only exported finding families that restate none have one", f.Name)
+			}
+			continue
+		}
+		if f.Kind != finding.KindFinding || f.LintOnly || !f.StateOfFinding() {
+			t.Errorf("%s: a dashboard class is an exported finding gauge (kind %s, lint-only %v, type %v)", f.Name, f.Kind, f.LintOnly, f.Type)
+		}
+		if prev, dup := titles[f.Panel]; dup {
+			t.Errorf("%s: dashboard class %q is %s's too", f.Name, f.Panel, prev)
+		}
+		titles[f.Panel] = f.Name
+		shown := f.Name
+		if f.Restates != "" {
+			shown = f.Restates
+		}
+		panelOf[shown] = append(panelOf[shown], f.Name)
+	}
+	n := 0
+	for _, f := range finding.Catalog() {
+		if !f.Listed() {
+			continue
+		}
+		n++
+		switch by := panelOf[f.Name]; {
+		case len(by) == 0 && f.NoPanel == "":
+			t.Errorf("%s: no dashboard class: declare Panel (the overview's title for it, then DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestDashboardClassesAreGenerated and go generate in dashboards/) or NoPanel (why the overview does not count it)", f.Name)
+		case len(by) > 1:
+			t.Errorf("%s: shown by %d dashboard classes (%v): the overview would count its objects more than once", f.Name, len(by), by)
+		case len(by) == 1 && f.NoPanel != "":
+			t.Errorf("%s: says why it has no dashboard class, yet %s shows it", f.Name, by[0])
+		}
+	}
+	if n == 0 || len(titles) == 0 {
+		t.Fatal("no listed finding family or no dashboard class")
+	}
+}

@@ -49,25 +49,29 @@ func TestREADMEMetricTables(t *testing.T) {
 	}
 }
 
-// classOrder is the order of the failure classes in the docs: the pages first.
+// classOrder is the order of the failure classes in the docs and on the
+// overview dashboard: the pages first.
 var classOrder = []string{"Missing keys", "Ready but short", "Flipping values", "Truncated last-applied",
 	"Argo CD ignore-list trap", "Argo CD not converging", "Stale pods", "Sync health", "Adoption safety",
 	"Workload identity", "Byte-identical compare"}
+
+// classRank is a class's place in classOrder (the classes it does not list
+// come last).
+func classRank(c string) int {
+	for i, x := range classOrder {
+		if x == c {
+			return i
+		}
+	}
+	return len(classOrder)
+}
 
 func findingsTable() string {
 	var b strings.Builder
 	b.WriteString("| metric | labels | class | severity | meaning |\n|---|---|---|---|---|\n")
 	fams := finding.Catalog()
-	rank := func(c string) int {
-		for i, x := range classOrder {
-			if x == c {
-				return i
-			}
-		}
-		return len(classOrder)
-	}
 	sort.SliceStable(fams, func(i, j int) bool {
-		if ri, rj := rank(fams[i].Class), rank(fams[j].Class); ri != rj {
+		if ri, rj := classRank(fams[i].Class), classRank(fams[j].Class); ri != rj {
 			return ri < rj
 		}
 		return fams[i].Name < fams[j].Name
@@ -166,6 +170,60 @@ func metricsTxt() string {
 				fmt.Fprintf(&b, "%-52s %s\n", f.Name, c.class)
 			}
 		}
+	}
+	return b.String()
+}
+
+// dashboards/classes.txt, the overview dashboard's failure classes, is
+// generated from the catalog (each family's Panel; DRIFTWATCH_UPDATE_DOCS=1
+// rewrites it). The dashboards module embeds it: it cannot import the
+// collectors (client_golang and the model would come with them).
+func TestDashboardClassesAreGenerated(t *testing.T) {
+	const path = "../dashboards/classes.txt"
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := classesTxt()
+	if string(got) == want {
+		return
+	}
+	if os.Getenv("DRIFTWATCH_UPDATE_DOCS") != "" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s: now run `go generate` in dashboards/ (it rewrites the dashboards and the chart's copies)", path)
+		return
+	}
+	t.Errorf("dashboards/classes.txt is out of date with the catalog; run DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestDashboardClassesAreGenerated, then `go generate` in dashboards/\n got:\n%s\nwant:\n%s", got, want)
+}
+
+// classesTxt lists the families with a dashboard class in the docs' class
+// order (classOrder: the pages first), then in declaration order.
+func classesTxt() string {
+	var b strings.Builder
+	b.WriteString(`# GENERATED from the catalog (the Panel of each family, declared in
+# collectors/<detector>.go) by go test ./collectors -run
+# TestDashboardClassesAreGenerated; DRIFTWATCH_UPDATE_DOCS=1 rewrites it, then
+# go generate in dashboards/ rewrites the dashboards. Do not edit by hand.
+#
+# The failure classes of the overview dashboard ("Findings by class",
+# "Findings by namespace"), in panel order. One class per line:
+#
+#   METRIC  TITLE
+#
+# A class counts the objects whose METRIC series is above 0.
+
+`)
+	var fams []*finding.Family
+	for _, f := range finding.Catalog() {
+		if f.Panel != "" {
+			fams = append(fams, f)
+		}
+	}
+	sort.SliceStable(fams, func(i, j int) bool { return classRank(fams[i].Class) < classRank(fams[j].Class) })
+	for _, f := range fams {
+		fmt.Fprintf(&b, "%-52s %s\n", f.Name, f.Panel)
 	}
 	return b.String()
 }

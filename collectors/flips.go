@@ -18,6 +18,7 @@ import (
 var (
 	descFlipsTotal = declare(finding.Family{
 		Name:     "driftwatch_secret_flips_total",
+		NoPanel:  "a count since the agent started, history rather than a current failure: the Secrets flapping now are the class \"flapping Secrets\" (driftwatch_secret_flapping), and the overview's \"Secrets with the most flips\" table shows the counts",
 		Offline:  "needs the Secret's observed history",
 		Commands: flipsCommands,
 		Help:     "Times a key of the Secret returned to an earlier value (A→B→A) since driftwatch started; only Secrets that flipped.",
@@ -30,6 +31,7 @@ var (
 	})
 	descFlapping = declare(finding.Family{
 		Name:     "driftwatch_secret_flapping",
+		Panel:    "flapping Secrets",
 		Offline:  "needs the Secret's observed history",
 		Commands: flipsCommands,
 		Help:     "Flips of the Secret within the history window, when at least the flapping threshold; writers are the managedFields managers that wrote its data in the window.",

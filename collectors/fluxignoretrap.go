@@ -17,7 +17,8 @@ import (
 )
 
 var descFluxIgnoreTrap = declare(finding.Family{
-	Name: "driftwatch_flux_ignore_trap",
+	Name:  "driftwatch_flux_ignore_trap",
+	Panel: "Flux ignore trap",
 	Lint: []finding.Rule{{ID: "flux_ignore_trap",
 		Why: "a Flux Kustomization's spec.ignore covers a whole Secret data map or ExternalSecret spec.data: kustomize-controller applies live's value for it, so entries added in Git never ship"}},
 	Commands: (*finding.Commands).Object,

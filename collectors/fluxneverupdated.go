@@ -18,6 +18,7 @@ import (
 
 var descFluxNeverUpdated = declare(finding.Family{
 	Name:     "driftwatch_flux_never_updated",
+	Panel:    "Flux never-updated objects",
 	Offline:  "needs the live object (agent lint reports the manifest form, driftwatch_flux_never_updated_in_manifest)",
 	Commands: (*finding.Commands).Object,
 	Help: "Entries (Secret key names, ExternalSecret spec.data secretKeys) that the revision a Flux Kustomization reports applied declares " +

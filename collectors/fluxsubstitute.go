@@ -17,6 +17,7 @@ import (
 
 var descFluxSubstituteMissing = declare(finding.Family{
 	Name:     "driftwatch_flux_substitute_missing",
+	Panel:    "Flux substitution",
 	Offline:  "needs the Kustomization's live substitution sources",
 	Commands: fluxSubstituteCommands,
 	Help: "1 for each variable that the manifests of the revision a Flux Kustomization reports applied use without a default (${VAR}) " +

@@ -18,6 +18,7 @@ import (
 var (
 	descLastAppliedTruncated = declare(finding.Family{
 		Name:       "driftwatch_last_applied_truncated",
+		Panel:      "truncated last-applied",
 		Offline:    "needs the live object's annotations and managed fields",
 		Commands:   truncatedCommands,
 		Help:       "Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",

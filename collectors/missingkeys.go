@@ -32,6 +32,7 @@ var (
 	})
 	descMissingKeys = declare(finding.Family{
 		Name:       "driftwatch_secret_missing_keys",
+		Panel:      "missing keys",
 		Help:       "Number of expected keys the Secret lacks, per expectation source and optionality.",
 		Labels:     []string{"namespace", "secret", "source", "optional"},
 		Kind:       finding.KindFinding,
@@ -42,8 +43,9 @@ var (
 		Restates:   "driftwatch_secret_missing_key",
 	})
 	descAbsent = declare(finding.Family{
-		Name: "driftwatch_secret_absent",
-		Path: finding.PathAbsent,
+		Name:  "driftwatch_secret_absent",
+		Panel: "absent Secrets",
+		Path:  finding.PathAbsent,
 		Lint: []finding.Rule{{ID: "absent_secret", Strict: true,
 			Why: "a workload reads a Secret that is not in the rendering and that no ExternalSecret of it writes (only with --strict: otherwise it is assumed to exist)"}},
 		Commands: absentCommands,

@@ -23,6 +23,7 @@ var syncLabels = []string{"sync_kind", "sync_namespace", "sync_name"}
 var (
 	descPendingSync = declare(finding.Family{
 		Name:     "driftwatch_secret_key_pending_sync",
+		NoPanel:  "no failure: keys of a revision the GitOps tool has not delivered yet ship with its next sync (a manual sync, a sync window), and counted with the failures they would mark namespaces that only wait for a planned sync; the investigation dashboard's \"Waiting for a sync (info)\" table lists them",
 		Offline:  "needs what the GitOps tool reports it synced and the live Secret",
 		Commands: pendingSyncCommands,
 		Help: "1 for each key the revision a GitOps tool compares now declares (source argocd: an Application's target state) that the Secret lacks, " +

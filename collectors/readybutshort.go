@@ -18,6 +18,7 @@ import (
 var (
 	descReadyButShort = declare(finding.Family{
 		Name:     "driftwatch_externalsecret_ready_but_short",
+		Panel:    "Ready but short",
 		Offline:  "needs the Secret ESO wrote and the ExternalSecret's live Ready condition",
 		Commands: readyButShortCommands,
 		Help:     "Expected keys missing from the target of an ExternalSecret that reports Ready=True.",

@@ -15,6 +15,7 @@ import (
 
 var descRotationBlocked = declare(finding.Family{
 	Name:     "driftwatch_externalsecret_rotation_blocked",
+	Panel:    "rotation blocked",
 	Offline:  "needs the ExternalSecret's live status",
 	Commands: (*finding.Commands).Object,
 	Help: "1 when an ExternalSecret will never bring a value rotated in its store into its Secret by itself: " +

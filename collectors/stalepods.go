@@ -29,6 +29,7 @@ var (
 	})
 	descWorkloadStale = declare(finding.Family{
 		Name:     "driftwatch_workload_stale_pods",
+		Panel:    "stale workloads",
 		Offline:  "needs running pods and the Secret's observed history",
 		Commands: stalePodsCommands,
 		Help: "Running pods of a workload with a container older than the last data change of a Secret it read once at start. " +

@@ -19,6 +19,7 @@ import (
 var (
 	descSyncedEntriesMissing = declare(finding.Family{
 		Name:     "driftwatch_gitops_synced_entries_missing",
+		Panel:    "synced but missing",
 		Offline:  "needs what the GitOps tool reports it synced and the live object",
 		Commands: syncedEntriesMissingCommands,
 		Help: "Entries (ExternalSecret spec.data secretKeys and template.data keys, Secret key names) that the revision a GitOps tool says it delivered " +

@@ -18,6 +18,7 @@ import (
 var (
 	descNotReady = declare(finding.Family{
 		Name:     "driftwatch_externalsecret_not_ready",
+		Panel:    "ExternalSecret not Ready",
 		Offline:  "needs the ExternalSecret's live status",
 		Commands: notReadyCommands,
 		Help:     "1 when an ExternalSecret's Ready condition is False or Unknown.",
@@ -36,6 +37,7 @@ var (
 	})
 	descSyncOverdue = declare(finding.Family{
 		Name:     "driftwatch_externalsecret_sync_overdue",
+		Panel:    "sync overdue",
 		Offline:  "needs the ExternalSecret's live refresh time",
 		Commands: overdueCommands,
 		Help:     "1 when the sync age exceeds the configured multiple of refreshInterval.",
@@ -47,6 +49,7 @@ var (
 	})
 	descStoreNotReady = declare(finding.Family{
 		Name:     "driftwatch_secretstore_not_ready",
+		Panel:    "store not Ready",
 		Offline:  "needs the store's live status",
 		Commands: storeNotReadyCommands,
 		Help:     "1 when a SecretStore or ClusterSecretStore is not Ready.",

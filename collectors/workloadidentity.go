@@ -16,7 +16,8 @@ import (
 
 var (
 	descIdentityMissing = declare(finding.Family{
-		Name: "driftwatch_serviceaccount_workload_identity_missing",
+		Name:  "driftwatch_serviceaccount_workload_identity_missing",
+		Panel: "workload identity missing",
 		Lint: []finding.Rule{{ID: "workload_identity_missing",
 			Why: "the ServiceAccount a SecretStore authenticates as lacks the annotation its provider needs (or, with --strict, is not in the rendering)"}},
 		Commands: identityCommands,
@@ -28,7 +29,8 @@ var (
 		Severity: finding.SevWarning,
 	})
 	descIdentityInfo = declare(finding.Family{
-		Name: "driftwatch_serviceaccount_workload_identity_info",
+		Name:    "driftwatch_serviceaccount_workload_identity_info",
+		NoPanel: "informational: the annotation is optional on GKE with Workload Identity Federation, so a cluster using it would count every GCP store's ServiceAccount as a finding; the investigation dashboard's \"Workload identity\" table lists them (finding=\"info\")",
 		Lint: []finding.Rule{{ID: "workload_identity_info",
 			Why: "a GCP store's ServiceAccount has no iam.gke.io/gcp-service-account annotation: optional with Workload Identity Federation"}},
 		Commands: identityCommands,

@@ -396,3 +396,84 @@ func TestEveryQuerySelectsTheCluster(t *testing.T) {
 		t.Errorf("only %d selectors checked", n)
 	}
 }
+
+// The overview's classes are those of classes.txt (generated from the agent's
+// catalog), each a finding metric, in the file's order, in both class panels.
+func TestClassesDriveTheOverview(t *testing.T) {
+	classes, err := parseClasses(classesTxt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := metricsList(t)
+	for _, c := range classes {
+		if list[c.metric].class != "finding" {
+			t.Errorf("class %q: %s is not a finding in alerts/metrics.txt", c.name, c.metric)
+		}
+	}
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr   string `json:"expr"`
+				Legend string `json:"legendFormat"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	for _, f := range files(t) {
+		if f.Name != "driftwatch-overview.json" {
+			continue
+		}
+		if err := json.Unmarshal(f.JSON, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := 0
+	for _, p := range d.Panels {
+		switch p.Title {
+		case "Findings by class":
+			seen++
+			if len(p.Targets) != len(classes) {
+				t.Fatalf("Findings by class: %d queries for %d classes", len(p.Targets), len(classes))
+			}
+			for i, c := range classes {
+				if tg := p.Targets[i]; tg.Legend != c.name || !strings.Contains(tg.Expr, c.metric+"{") {
+					t.Errorf("Findings by class query %d: %q %s, want class %q (%s)", i, tg.Legend, tg.Expr, c.name, c.metric)
+				}
+			}
+		case "Findings by namespace":
+			seen++
+			expr := p.Targets[0].Expr
+			for _, c := range classes {
+				if !strings.Contains(expr, c.metric+"{") || !strings.Contains(expr, `"class", "`+c.name+`"`) {
+					t.Errorf("Findings by namespace does not count class %q (%s)", c.name, c.metric)
+				}
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("found %d of the overview's two class panels", seen)
+	}
+}
+
+func TestParseClassesRejects(t *testing.T) {
+	for _, in := range []string{
+		"",
+		"# only a comment\n",
+		"driftwatch_a\n",
+		"driftwatch_a missing keys\ndriftwatch_a other\n",
+		"driftwatch_a missing keys\ndriftwatch_b missing keys\n",
+		"up targets\n",
+		"driftwatch_a{x=\"1\"} title\n",
+		"driftwatch_a a \"quoted\" title\n",
+		"driftwatch_a {{namespace}}\n",
+		"driftwatch_a $namespace\n",
+	} {
+		if cs, err := parseClasses(in); err == nil {
+			t.Errorf("parseClasses(%q) = %v, want an error", in, cs)
+		}
+	}
+	cs, err := parseClasses("# c\n\ndriftwatch_a   missing keys\ndriftwatch_b Ready but short\n")
+	if err != nil || len(cs) != 2 || cs[0] != (class{"missing keys", "driftwatch_a"}) || cs[1] != (class{"Ready but short", "driftwatch_b"}) {
+		t.Errorf("parseClasses: %v, %v", cs, err)
+	}
+}

@@ -84,6 +84,19 @@ type Family struct {
 	// of its Secret (the page's /secret/NS/NAME): "" nothing of its own.
 	Path PathMark
 
+	// Panel is the family's class on the overview dashboard (the title its
+	// series take in the "Findings by class" and "Findings by namespace"
+	// panels, such as "missing keys"): each series above 0 is an object with
+	// a finding of that class. A finding family that restates none declares
+	// it, or a family restating it does (the count form of missing keys, which
+	// also exists with --no-key-label), or NoPanel says why it has none
+	// (TestEveryFindingFamilyHasADashboardClass). dashboards/classes.txt is
+	// generated from it.
+	Panel string
+	// NoPanel says why a finding family has no overview class (a counter of
+	// history, information that is no failure).
+	NoPanel string
+
 	// label positions of the object's namespace, kind and name (-1: none).
 	nsAt, kindAt, nameAt int
 }
