@@ -49,29 +49,12 @@ func TestREADMEMetricTables(t *testing.T) {
 	}
 }
 
-// classOrder is the order of the failure classes in the docs and on the
-// overview dashboard: the pages first.
-var classOrder = []string{"Missing keys", "Ready but short", "Flipping values", "Truncated last-applied",
-	"Argo CD ignore-list trap", "Argo CD not converging", "Stale pods", "Sync health", "Adoption safety",
-	"Workload identity", "Byte-identical compare"}
-
-// classRank is a class's place in classOrder (the classes it does not list
-// come last).
-func classRank(c string) int {
-	for i, x := range classOrder {
-		if x == c {
-			return i
-		}
-	}
-	return len(classOrder)
-}
-
 func findingsTable() string {
 	var b strings.Builder
 	b.WriteString("| metric | labels | class | severity | meaning |\n|---|---|---|---|---|\n")
 	fams := finding.Catalog()
 	sort.SliceStable(fams, func(i, j int) bool {
-		if ri, rj := classRank(fams[i].Class), classRank(fams[j].Class); ri != rj {
+		if ri, rj := finding.ClassRank(fams[i].Class), finding.ClassRank(fams[j].Class); ri != rj {
 			return ri < rj
 		}
 		return fams[i].Name < fams[j].Name
@@ -199,7 +182,7 @@ func TestDashboardClassesAreGenerated(t *testing.T) {
 }
 
 // classesTxt lists the families with a dashboard class in the docs' class
-// order (classOrder: the pages first), then in declaration order.
+// order (finding.Classes: the pages first), then in declaration order.
 func classesTxt() string {
 	var b strings.Builder
 	b.WriteString(`# GENERATED from the catalog (the Panel of each family, declared in
@@ -221,7 +204,7 @@ func classesTxt() string {
 			fams = append(fams, f)
 		}
 	}
-	sort.SliceStable(fams, func(i, j int) bool { return classRank(fams[i].Class) < classRank(fams[j].Class) })
+	sort.SliceStable(fams, func(i, j int) bool { return finding.ClassRank(fams[i].Class) < finding.ClassRank(fams[j].Class) })
 	for _, f := range fams {
 		fmt.Fprintf(&b, "%-52s %s\n", f.Name, f.Panel)
 	}

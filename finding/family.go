@@ -213,6 +213,24 @@ var (
 	lintCatalog []*Family
 )
 
+// Classes are the failure classes a finding family may name (Family.Class),
+// in the order the docs, `agent check`'s reference and the overview
+// dashboard list them: the classes that page first, then the warnings, then
+// info. A finding family naming a class not listed here does not declare.
+var Classes = []string{
+	// pages
+	"Missing keys", "Ready but short", "Flipping values", "Truncated last-applied",
+	"Argo CD ignore-list trap", "GitOps delivery", "Flux never-updated objects", "Flux ignore trap",
+	// warnings
+	"Argo CD not converging", "Stale pods", "Sync health", "Flux substitution", "Adoption safety",
+	"Values in Git", "Workload identity",
+	// info
+	"Byte-identical compare",
+}
+
+// ClassRank is a class's place in Classes (-1: not a class).
+func ClassRank(class string) int { return slices.Index(Classes, class) }
+
 // Declare validates a family, adds it to the catalog (or to the lint-only
 // families) and returns it. It panics on an inconsistent declaration: they
 // are package variables, so the binary does not start with one.
@@ -221,6 +239,9 @@ func Declare(f Family) *Family {
 	case KindFinding:
 		if f.Severity.Rank() < 0 || f.Class == "" {
 			panic(fmt.Sprintf("finding: finding family %s needs a class and a severity", f.Name))
+		}
+		if ClassRank(f.Class) < 0 {
+			panic(fmt.Sprintf("finding: finding family %s: class %q is not in finding.Classes", f.Name, f.Class))
 		}
 	case KindObject, KindHealth:
 		if f.Severity != "" || f.SeverityBy != nil {
