@@ -21,7 +21,7 @@ var (
 		Panel:    "ExternalSecret not Ready",
 		Offline:  "needs the ExternalSecret's live status",
 		Commands: notReadyCommands,
-		Help:     "1 when an ExternalSecret's Ready condition is False or Unknown.",
+		Help:     "1 when an ExternalSecret's Ready condition is False or Unknown (one that has never synced: from 15 s after its creation, ESO's first reconcile often fails while its store is not cached yet).",
 		Labels:   []string{"namespace", "externalsecret", "reason"},
 		Kind:     finding.KindFinding,
 		Object:   &finding.ObjectRef{Kind: "ExternalSecret", NameLabel: "externalsecret"},

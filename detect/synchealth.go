@@ -39,6 +39,15 @@ type SyncHealthResult struct {
 	Stores   []StoreNotReady
 }
 
+// ESFirstSyncGrace is how long a just-created ExternalSecret that has never
+// synced is not reported NotReady. ESO's first reconcile of an ExternalSecret
+// applied together with its store (kubectl apply of a folder, a Helm install,
+// the controller restarting) often fails because the store is not in its cache
+// yet: Ready=False SecretSyncedError, then Ready a moment later (seen on the
+// real ESO v0.20.4 in test/e2e/faults, after its CRDs were re-created). A
+// really broken new ExternalSecret is reported this much later.
+const ESFirstSyncGrace = 15 * time.Second
+
 // SyncHealth reports ExternalSecrets that do not sync, how long ago each last synced,
 // and stores that are not ready.
 func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFactor float64) SyncHealthResult {
@@ -48,7 +57,8 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 			if e.DecodeErr != "" {
 				continue
 			}
-			if st := e.Ready.Status; st == "False" || st == "Unknown" {
+			young := e.RefreshTime.IsZero() && now.Sub(e.CreationTimestamp.Time) < ESFirstSyncGrace
+			if st := e.Ready.Status; (st == "False" || st == "Unknown") && !young {
 				reason := e.Ready.Reason
 				if reason == "" {
 					reason = "Unknown"

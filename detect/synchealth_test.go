@@ -41,6 +41,22 @@ func TestSyncHealth(t *testing.T) {
 			},
 		},
 		{
+			// ESO's first reconcile of an ExternalSecret applied with its store
+			// fails while the store is not in its cache: not judged for
+			// ESFirstSyncGrace unless it has synced before.
+			name: "just created and never synced: NotReady judged after the grace",
+			objs: []any{
+				mt.Created(mt.ES(ns, "new", mt.ESReady("False", "SecretSyncedError"), mt.ESRefreshed(time.Time{}, time.Hour, true)), now.Add(-ESFirstSyncGrace+time.Second)),
+				mt.Created(mt.ES(ns, "older", mt.ESReady("False", "SecretSyncedError"), mt.ESRefreshed(time.Time{}, time.Hour, true)), now.Add(-ESFirstSyncGrace)),
+				mt.Created(mt.ES(ns, "synced", mt.ESReady("False", "SecretSyncedError"), mt.ESRefreshed(now.Add(-time.Second), time.Hour, true)), now.Add(-5*time.Second)),
+			},
+			notReady: []ESNotReady{
+				{Namespace: ns, ExternalSecret: "older", Reason: "SecretSyncedError"},
+				{Namespace: ns, ExternalSecret: "synced", Reason: "SecretSyncedError"},
+			},
+			ages: []ESSyncAge{age("synced", time.Second, false)},
+		},
+		{
 			name:     "key removed after a good sync: NotReady and the age keeps growing, overdue",
 			objs:     []any{mt.ES(ns, "stale", mt.ESReady("False", "SecretSyncedError"), mt.ESRefreshed(now.Add(-150*time.Minute), time.Hour, true))},
 			notReady: []ESNotReady{{Namespace: ns, ExternalSecret: "stale", Reason: "SecretSyncedError"}},
