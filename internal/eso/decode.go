@@ -16,6 +16,30 @@ import (
 // and ignores every other field. TestExternalSecretDecodeMatchesConverter holds
 // it to the converter. On error the fields decoded so far are kept.
 func Decode(obj map[string]any, es *ExternalSecret) string {
+	if err := decode(obj, es); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// DecodeError is a field of an ExternalSecret with the wrong JSON type: its
+// path and the type it needs, never its value.
+type DecodeError struct {
+	// Path is the field ("spec.data[].secretKey").
+	Path string
+	// Want is what it should be: object, list, string, duration, RFC 3339 time.
+	Want string
+}
+
+func (e *DecodeError) Error() string {
+	article := "a"
+	if e.Want == "object" || e.Want == "RFC 3339 time" {
+		article = "an"
+	}
+	return fmt.Sprintf("decode: %s: not %s %s", e.Path, article, e.Want)
+}
+
+func decode(obj map[string]any, es *ExternalSecret) *DecodeError {
 	d := esDecoder{}
 	if spec := d.object(obj["spec"], "spec"); spec != nil {
 		sp := &es.Spec
@@ -84,13 +108,13 @@ func Decode(obj map[string]any, es *ExternalSecret) string {
 	return d.err
 }
 
-// esDecoder records the first type error; its texts name fields and types only,
+// esDecoder records the first type error; it names fields and types only,
 // never values.
-type esDecoder struct{ err string }
+type esDecoder struct{ err *DecodeError }
 
 func (d *esDecoder) fail(path, want string) {
-	if d.err == "" {
-		d.err = fmt.Sprintf("decode: %s: not a %s", path, want)
+	if d.err == nil {
+		d.err = &DecodeError{Path: path, Want: want}
 	}
 }
 

@@ -32,8 +32,8 @@ func DecodeJSON(b []byte) (ExternalSecret, error) {
 		}
 		return es, errors.New("malformed JSON")
 	}
-	if msg := Decode(obj, &es); msg != "" {
-		return es, errors.New(msg)
+	if err := decode(obj, &es); err != nil {
+		return es, err
 	}
 	return es, nil
 }

@@ -430,8 +430,23 @@ func documentExpectation(doc []byte, relNS string) (exp model.HelmExpectation, o
 	}
 	obj, derr := eso.DecodeJSON(j)
 	if derr != nil {
+		// The error names the field and its type; parse's errors keep to
+		// their fixed vocabulary (FuzzHelmRelease holds them to it).
 		e := newErr(inputHelm, "yaml", ErrMalformed)
-		e.Field, e.Detail = "spec", derr.Error()
+		e.Field = "spec"
+		var de *eso.DecodeError
+		if errors.As(derr, &de) {
+			switch de.Want {
+			case "object":
+				e.Detail = "not an object"
+			case "list":
+				e.Detail = "not an array"
+			case "string":
+				e.Detail = "not a string"
+			default: // duration, RFC 3339 time
+				e.Detail = "bad string"
+			}
+		}
 		return exp, false, e
 	}
 	w := eso.Writes(exp.Name, &obj.Spec)
