@@ -27,11 +27,10 @@ const (
 	agentSel  = "app.kubernetes.io/instance=" + release
 	agentCtr  = "driftwatch"
 	// keepFiringFor replaces the shipped rules' keep_firing_for (15m).
-	keepFiringFor  = "30s"
-	keepFiringForD = 30 * time.Second
+	keepFiringFor = 30 * time.Second
 	// alertTimout: a page fires after its 5 s `for`; a resolution comes
 	// keepFiringFor after the finding goes.
-	alertTimout = 90*time.Second + keepFiringForD
+	alertTimout = 90*time.Second + keepFiringFor
 )
 
 // stack is what the subtests of TestNode share: the chart's agent, the real
@@ -317,7 +316,7 @@ func testChart(t *testing.T, s *stack) {
 	// the kubelet's restart of a killed agent takes here (findings back 1.6–9 s
 	// after the kill), so agent_killed shows that a restart does not resolve a
 	// page; every resolution the test waits for comes that much later.
-	s.ps = promstack.StartWith(parent, c, []promstack.Target{{Addr: n.Forward(parent, clusterAddr)}}, s.hook, promstack.Options{KeepFiringFor: keepFiringFor})
+	s.ps = promstack.StartWith(parent, c, []promstack.Target{{Addr: n.Forward(parent, clusterAddr)}}, s.hook, promstack.Options{KeepFiringFor: keepFiringFor.String()})
 	poll(t, time.Minute, time.Second, `Prometheus: up{job="driftwatch"} == 1 through the Service`, func() (bool, string) {
 		res, err := s.ps.Query(`up{job="driftwatch"} == 1 and on () driftwatch_build_info`)
 		if err != nil {

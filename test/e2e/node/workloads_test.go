@@ -506,7 +506,7 @@ func testAgentKilled(t *testing.T, s *stack) {
 	// keep_firing_for after the kill: an alert firing before is never sent
 	// resolved in it, not even one whose finding the new process cannot know.
 	time.Sleep(15 * time.Second)
-	if w := time.Since(killed); w >= keepFiringForD {
+	if w := time.Since(killed); w >= keepFiringFor {
 		t.Fatalf("the restart took %s, beyond keep_firing_for %s: the window proves nothing", w.Round(time.Second), keepFiringFor)
 	}
 	msgs, _ := s.hook.Messages(from)
