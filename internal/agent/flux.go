@@ -44,7 +44,7 @@ func (a *Agent) StartFlux(ctx context.Context, cfg FluxConfig) error {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = flux.DefaultFetchTimeout
 	}
-	p := &flux.Poller{Fetcher: &flux.Fetcher{Client: &http.Client{Timeout: cfg.Timeout, Transport: cfg.Transport}, Host: cfg.SourceHost},
+	p := &flux.Poller{Fetcher: &flux.Fetcher{SourceHost: cfg.SourceHost, Timeout: cfg.Timeout, Transport: cfg.Transport},
 		Interval: cfg.PollInterval, Logger: log.With("component", "flux")}
 	if err := a.Register(collectors.NewFluxArtifacts(p)); err != nil {
 		return fmt.Errorf("flux: register metrics: %w", err)
