@@ -601,33 +601,37 @@ func TestFetchHTTPStatusAndSize(t *testing.T) {
 		handler http.HandlerFunc
 		limits  Limits
 		reason  string
+		detail  string
 	}{
 		{"404", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, secretMarker, http.StatusNotFound)
-		}, Limits{}, FetchFailed},
+		}, Limits{}, FetchFailed, "HTTP status 404 from host"},
 		{"500", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, secretMarker, http.StatusInternalServerError)
-		}, Limits{}, FetchFailed},
-		{"204", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }, Limits{}, FetchFailed},
+		}, Limits{}, FetchFailed, "HTTP status 500 from host"},
+		{"203 with the artifact", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusNonAuthoritativeInfo)
+			w.Write(tgz)
+		}, Limits{}, FetchFailed, "HTTP status 203 from host"},
 		{"Content-Length over Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(tgz)))
 			w.Write(tgz)
-		}, Limits{Compressed: int64(len(tgz)) - 1}, FetchLimit},
+		}, Limits{Compressed: int64(len(tgz)) - 1}, FetchLimit, fmt.Sprintf("compressed size %d bytes is over the limit of %d bytes", len(tgz), len(tgz)-1)},
 		{"chunked body over Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			for _, c := range tgz {
 				w.Write([]byte{c})
 				w.(http.Flusher).Flush()
 			}
-		}, Limits{Compressed: int64(len(tgz)) - 1}, FetchLimit},
+		}, Limits{Compressed: int64(len(tgz)) - 1}, FetchLimit, fmt.Sprintf("compressed size is over the limit of %d bytes", len(tgz)-1)},
 		{"chunked body at Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			w.Write(tgz[:10])
 			w.(http.Flusher).Flush()
 			w.Write(tgz[10:])
-		}, Limits{Compressed: int64(len(tgz))}, ""},
+		}, Limits{Compressed: int64(len(tgz))}, "", ""},
 		{"body shorter than Content-Length", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(tgz)))
 			w.Write(tgz[:len(tgz)/2])
-		}, Limits{}, FetchFailed},
+		}, Limits{}, FetchFailed, "connection closed early"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, tc.handler)
@@ -639,7 +643,10 @@ func TestFetchHTTPStatusAndSize(t *testing.T) {
 				}
 				return
 			}
-			wantReason(t, err, tc.reason)
+			fe := wantReason(t, err, tc.reason)
+			if !strings.Contains(fe.Detail, tc.detail) {
+				t.Fatalf("detail %q, want %q", fe.Detail, tc.detail)
+			}
 			if fs != nil {
 				t.Fatalf("FS %v with an error", fs)
 			}
