@@ -1,42 +1,35 @@
 package flux
 
+// The desired state of a Flux Kustomization, built by Flux's own code: the
+// generator and build of github.com/fluxcd/pkg/kustomize (the version
+// kustomize-controller v1.9.6 runs, over kustomize api v0.21) on an in-memory
+// copy of the artifact, then postBuild substitution with the same package,
+// then reduced to what driftwatch keeps (identities and key names).
+
 import (
-	"errors"
+	"context"
+	"crypto/rand"
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+	"unsafe"
+
+	"github.com/fluxcd/pkg/envsubst"
+	generator "github.com/fluxcd/pkg/kustomize"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/parse"
 )
 
-// FS holds the files of an artifact that a build may read: cleaned
-// slash-separated paths relative to the artifact's root, without a leading
-// "./" or "/", to their contents.
+// FS holds the files of an artifact: cleaned slash-separated paths relative
+// to the artifact's root, without a leading "./" or "/", to their contents.
 type FS map[string][]byte
-
-// BuildSpec is what a Kustomization adds to the build of its path
-// (fluxcd/pkg/kustomize's generator writes these into the top kustomization).
-type BuildSpec struct {
-	Path            string
-	TargetNamespace string
-	NamePrefix      string
-	NameSuffix      string
-	// Patches: kind and name pattern of each spec.patches entry (the target,
-	// else the patch's own kind and name; "" = any).
-	Patches           []PatchTarget
-	Components        []string
-	CommonAnnotations map[string]string
-	CommonLabels      map[string]string
-}
-
-// PatchTarget is what a patch may touch.
-type PatchTarget struct {
-	Kind, Name  string
-	HasSelector bool
-}
 
 // Object is a Secret or an ExternalSecret the build produces, value-free.
 type Object struct {
@@ -47,9 +40,9 @@ type Object struct {
 	DataKeys []string
 	ES       *model.ESWrites
 	SOPS     bool
-	// Undetermined says why driftwatch cannot tell this object's keys (a
-	// patch or a generator it does not reproduce may change them): its keys
-	// are no expectation.
+	// Undetermined says why driftwatch cannot tell this object's name or keys
+	// (a postBuild.substituteFrom variable in them, a name hashed from
+	// SOPS-encrypted content): its keys are no expectation.
 	Undetermined string
 }
 
@@ -69,84 +62,148 @@ type VarUse struct {
 
 // Result is a build's value-free outcome.
 type Result struct {
+	// Objects: the Secrets and ExternalSecrets of the build, sorted by
+	// namespace, kind and name.
 	Objects []Object
 	// Vars: for each variable used without a default, the first object (by
 	// kind, namespace, name) using it; objects with substitution disabled are
 	// left out.
 	Vars []VarUse
-	// Unsupported, when set, names what the build uses that driftwatch does
-	// not reproduce (components, generators, remote resources...): nothing is
-	// expected from it.
-	Unsupported string
+	// Count is the number of objects the build produced (every kind).
+	Count int
+}
+
+// Reasons a Kustomization is not judged, as the reason label of
+// driftwatch_flux_kustomizations_unjudged spells them.
+const (
+	// UnjudgedNoArtifact: the source does not exist or serves no artifact yet.
+	UnjudgedNoArtifact = "no_artifact"
+	// UnjudgedSourceKind: the sourceRef names a kind driftwatch does not read.
+	UnjudgedSourceKind = "source_kind_unknown"
+	// UnjudgedSourceUnavailable: the source's resource is not listed (its CRD
+	// is not served, or listing it is forbidden).
+	UnjudgedSourceUnavailable = "source_unavailable"
+	// UnjudgedSourceSuspended: the source is suspended and its artifact
+	// changed since the last build: a suspended source's status is written by
+	// nobody but whoever may edit it, so it is not fetched.
+	UnjudgedSourceSuspended = "source_suspended"
+	// UnjudgedFetchRefused: the artifact URL, a redirect or the address it
+	// resolves to is not allowed, or the artifact has no digest: nothing was
+	// fetched.
+	UnjudgedFetchRefused = "fetch_refused"
+	// UnjudgedFetchFailed: the download failed (retried with backoff).
+	UnjudgedFetchFailed = "fetch_failed"
+	// UnjudgedLimit: the artifact or its build broke a limit (size, files,
+	// objects, build time); not fetched again for that digest.
+	UnjudgedLimit = "limit"
+	// UnjudgedRemoteBase: the build reads a remote base or file, which
+	// driftwatch never fetches.
+	UnjudgedRemoteBase = "remote_base"
+	// UnjudgedBuildFailed: Flux's build (kustomize, postBuild substitution)
+	// fails on the artifact: kustomize-controller fails the same way.
+	UnjudgedBuildFailed = "build_failed"
+	// UnjudgedSpecUnreadable: the Kustomization could not be read from the
+	// apiserver at build time.
+	UnjudgedSpecUnreadable = "spec_unreadable"
+)
+
+// UnjudgedReasons lists every reason, in the order the docs give them.
+var UnjudgedReasons = []string{UnjudgedNoArtifact, UnjudgedSourceKind, UnjudgedSourceUnavailable, UnjudgedSourceSuspended,
+	UnjudgedFetchRefused, UnjudgedFetchFailed, UnjudgedLimit, UnjudgedRemoteBase, UnjudgedBuildFailed, UnjudgedSpecUnreadable}
+
+// BuildError is why a build produced nothing. Detail is value-free: a fixed
+// phrase, a path of the artifact or a limit, never kustomize's own error text
+// (it may quote the manifests it failed on).
+type BuildError struct{ Reason, Detail string }
+
+func (e *BuildError) Error() string { return e.Reason + ": " + e.Detail }
+
+func buildErr(reason, format string, a ...any) error {
+	return &BuildError{Reason: reason, Detail: fmt.Sprintf(format, a...)}
 }
 
 // Limits of a build.
 const (
-	maxBuildDepth   = 32
-	maxBuildObjects = 20000
+	// MaxBuildObjects: objects one build may produce.
+	MaxBuildObjects = 20000
+	// root of the artifact in the in-memory filesystem: one level below "/"
+	// so that a path climbing out of the artifact finds nothing, as
+	// kustomize-controller's secure filesystem refuses it.
+	srcRoot = "/artifact"
 )
 
-var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
-
-// kustomization fields whose effect driftwatch does not reproduce: a build
-// using them is Unsupported.
-var unsupportedFields = map[string]bool{
-	"generators": true, "transformers": true, "validators": true, "replacements": true,
-	"vars": true, "helmCharts": true, "helmGlobals": true, "helmChartInflationGenerator": true,
-}
-
-// Build reads the Secrets and ExternalSecrets kustomize-controller would apply
-// for spec from the artifact's files, the way kustomize-controller builds them
-// (fluxcd/pkg/kustomize: a kustomization.yaml at spec.path, else one generated
-// from every YAML file under it, sub-folders with their own kustomization
-// taken whole; the Kustomization's targetNamespace, namePrefix/nameSuffix,
-// patches and commonMetadata on top). It follows resources, namespace,
-// namePrefix/nameSuffix, commonAnnotations, commonLabels and labels; an object
-// a patch or a secretGenerator may change is Undetermined; components,
-// generators, transformers, replacements, helmCharts and remote resources make
-// the whole build Unsupported. An error means kustomize itself would fail.
-func Build(fs FS, spec BuildSpec) (Result, error) {
-	b := &builder{fs: fs, visiting: map[string]bool{}}
-	root := cleanRel(spec.Path)
-	if root == ".." || strings.HasPrefix(root, "../") {
-		return Result{}, fmt.Errorf("path %q is outside the source", spec.Path)
+// Build builds the Secrets and ExternalSecrets kustomize-controller applies
+// for a Kustomization (the object as the apiserver returns it; its spec is
+// read as the controller reads it) from the artifact's files. It runs Flux's
+// generator (the Kustomization's targetNamespace, namePrefix, nameSuffix,
+// patches, components and images merged into the path's kustomization, or
+// one generated from its files) and Flux's build (kustomize with every load
+// restriction off, plugins and exec functions disabled) on an in-memory
+// filesystem, then the inline postBuild substitution as the controller
+// applies it, and commonMetadata. Remote bases are never fetched (a build
+// using one fails with reason remote_base); SOPS is never decrypted (see
+// sops.go); a variable that comes from postBuild.substituteFrom, whose values
+// driftwatch never reads, makes the objects that use it in a name or key
+// undetermined. The files are not modified.
+func Build(ks map[string]any, files FS) (res Result, err error) {
+	spec, _ := ks["spec"].(map[string]any)
+	p, _ := spec["path"].(string)
+	rel := cleanRel(p)
+	if rel == ".." {
+		return Result{}, buildErr(UnjudgedBuildFailed, "spec.path %q is outside the source", truncate(p))
 	}
-	objs, err := b.dir(root, true, 0)
+	if !isDir(files, rel) {
+		return Result{}, buildErr(UnjudgedBuildFailed, "spec.path %q not found in the artifact", truncate(p))
+	}
+	comps, _, _ := unstructured.NestedStringSlice(spec, "components")
+	if where, ok := remoteReference(files, rel, comps); ok {
+		return Result{}, buildErr(UnjudgedRemoteBase, "%s", where)
+	}
+	post := postBuildOf(spec)
+	commonLabels, _, _ := unstructured.NestedStringMap(spec, "commonMetadata", "labels")
+	commonAnnotations, _, _ := unstructured.NestedStringMap(spec, "commonMetadata", "annotations")
+	sops := decryptsSOPS(spec) && hasSOPSSources(files)
+
+	var first standInVariant
+	if sops {
+		first = standIn0
+	}
+	resources, err := kustomize(ks, files, rel, first)
 	if err != nil {
-		var u unsupported
-		if errors.As(err, &u) {
-			return Result{Unsupported: string(u)}, nil
-		}
 		return Result{}, err
 	}
-	if len(spec.Components) > 0 {
-		return Result{Unsupported: "spec.components"}, nil
+	if len(resources) > MaxBuildObjects {
+		return Result{}, buildErr(UnjudgedLimit, "the build produces %d objects, more than %d", len(resources), MaxBuildObjects)
 	}
-	level := parse.KustomizationFile{Namespace: spec.TargetNamespace, NamePrefix: spec.NamePrefix,
-		NameSuffix: spec.NameSuffix, CommonAnnotations: spec.CommonAnnotations, CommonLabels: spec.CommonLabels}
-	for _, p := range spec.Patches {
-		level.Patches = append(level.Patches, parse.KustomizePatch{Kind: p.Kind, Name: p.Name, HasSelector: p.HasSelector})
+	nonce := newNonce()
+	objs, vars, err := reduce(resources, post, nonce, commonLabels, commonAnnotations)
+	if err != nil {
+		return Result{}, err
 	}
-	b.transform(objs, level, "", "spec.patches")
-	res := Result{}
-	seen := map[VarUse]bool{}
-	for _, o := range objs {
-		if o.Secret || o.ExternalSecret {
-			res.Objects = append(res.Objects, o.Object)
+	if sops {
+		// The generated names whose hash depends on the content the
+		// controller decrypts first: a second build with other stand-ins
+		// for the encrypted files moves them.
+		again, err := kustomize(ks, files, rel, standIn1)
+		if err != nil {
+			return Result{}, err
 		}
-		if o.substDisabled {
-			continue
+		objs2, _, err := reduce(again, post, nonce, commonLabels, commonAnnotations)
+		if err != nil {
+			return Result{}, err
 		}
-		for _, v := range o.vars {
-			k := VarUse{Var: v}
-			if !seen[k] {
-				seen[k] = true
-				res.Vars = append(res.Vars, VarUse{Var: v, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
+		same := map[[3]string]bool{}
+		for _, o := range objs2 {
+			same[[3]string{o.Kind, o.Namespace, o.Name}] = true
+		}
+		for i := range objs {
+			if o := &objs[i]; !same[[3]string{o.Kind, o.Namespace, o.Name}] && o.Undetermined == "" {
+				o.Undetermined = "its name is hashed from content kustomize-controller decrypts (SOPS) first"
 			}
 		}
 	}
-	sort.Slice(res.Objects, func(i, j int) bool {
-		a, c := res.Objects[i], res.Objects[j]
+	sort.Slice(objs, func(i, j int) bool {
+		a, c := objs[i], objs[j]
 		if a.Namespace != c.Namespace {
 			return a.Namespace < c.Namespace
 		}
@@ -155,292 +212,377 @@ func Build(fs FS, spec BuildSpec) (Result, error) {
 		}
 		return a.Name < c.Name
 	})
-	sort.Slice(res.Vars, func(i, j int) bool { return res.Vars[i].Var < res.Vars[j].Var })
-	return res, nil
+	sort.Slice(vars, func(i, j int) bool { return vars[i].Var < vars[j].Var })
+	return Result{Objects: objs, Vars: vars, Count: len(resources)}, nil
 }
 
-type unsupported string
-
-func (u unsupported) Error() string { return "unsupported: " + string(u) }
-
-type builder struct {
-	fs       FS
-	visiting map[string]bool
-	count    int
-}
-
-// bobj is an object being built.
-type bobj struct {
-	Object
-	Secret, ExternalSecret bool
-	vars                   []string
-	substDisabled          bool
-}
-
-func (b *builder) kfile(dir string) string {
-	for _, n := range kustomizationFiles {
-		p := join(dir, n)
-		if _, ok := b.fs[p]; ok {
-			return p
-		}
-	}
-	return ""
-}
-
-func (b *builder) isDir(p string) bool {
-	prefix := p + "/"
-	if p == "" {
-		prefix = ""
-	}
-	for k := range b.fs {
-		if strings.HasPrefix(k, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// dir builds a kustomization folder (top: the Kustomization's path, where
-// kustomize-controller generates a kustomization when there is none).
-func (b *builder) dir(dir string, top bool, depth int) ([]*bobj, error) {
-	if depth > maxBuildDepth {
-		return nil, fmt.Errorf("resources nested deeper than %d", maxBuildDepth)
-	}
-	if b.visiting[dir] {
-		return nil, fmt.Errorf("cycle through %q", dir)
-	}
-	b.visiting[dir] = true
-	defer delete(b.visiting, dir)
-
-	kf := b.kfile(dir)
-	if kf == "" {
-		if !top {
-			return nil, fmt.Errorf("no kustomization in %q", dir)
-		}
-		if !b.isDir(dir) {
-			return nil, fmt.Errorf("path %q not found in the source", dir)
-		}
-		var out []*bobj
-		for _, r := range b.generated(dir) {
-			objs, err := b.resource(dir, r, depth)
-			if err != nil {
-				return nil, err
+// kustomize runs Flux's generator and build on an in-memory copy of files
+// (SOPS-encrypted files replaced by the stand-in variant).
+func kustomize(ks map[string]any, files FS, rel string, variant standInVariant) (out []*resource.Resource, err error) {
+	fs := filesys.MakeFsInMemory()
+	for p, b := range files {
+		if variant != nil {
+			if s, ok := variant(p, b); ok {
+				b = s
 			}
-			out = append(out, objs...)
 		}
-		return out, nil
+		if err := fs.WriteFile(path.Join(srcRoot, p), b); err != nil {
+			return nil, buildErr(UnjudgedBuildFailed, "the artifact holds a path the build cannot place (%s)", truncate(p))
+		}
 	}
-	k, err := parse.ParseKustomizationFile(b.fs[kf])
+	dir := path.Join(srcRoot, rel)
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, buildErr(UnjudgedBuildFailed, "Flux's generator panicked on the artifact")
+		}
+	}()
+	g := generator.NewGenerator("", unstructured.Unstructured{Object: ks})
+	if err := generatorOn(g, fs); err != nil {
+		return nil, err
+	}
+	if _, err := g.WriteFile(dir); err != nil {
+		return nil, buildErr(UnjudgedBuildFailed, "Flux's generator fails on the Kustomization (%s)", kustomizeCategory(err))
+	}
+	m, err := generator.Build(fs, dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", kf, err)
+		return nil, buildErr(UnjudgedBuildFailed, "kustomize build fails (%s)", kustomizeCategory(err))
 	}
-	for _, f := range k.Other {
-		if unsupportedFields[f] {
-			return nil, unsupported(kf + ": " + f)
+	for _, r := range m.Resources() {
+		// kustomize-controller's check of every object it built.
+		if r.GetName() == "" || r.GetKind() == "" || r.GetApiVersion() == "" {
+			return nil, buildErr(UnjudgedBuildFailed, "the build holds an object without apiVersion, kind or name")
 		}
 	}
-	if len(k.Components) > 0 {
-		return nil, unsupported(kf + ": components")
-	}
-	var out []*bobj
-	for _, r := range k.Resources {
-		objs, err := b.resource(dir, r, depth)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
-	}
-	gen := ""
-	for _, f := range k.Other {
-		if f == "secretGenerator" {
-			gen = kf + ": secretGenerator"
-		}
-	}
-	b.transform(out, k, dir, kf)
-	if gen != "" {
-		// A generated Secret may merge into (or replace) one of these.
-		for _, o := range out {
-			if o.Secret && o.Undetermined == "" {
-				o.Undetermined = gen
-			}
-		}
-	}
-	return out, nil
+	return m.Resources(), nil
 }
 
-// generated lists what kustomize-controller's generated kustomization holds:
-// every .yaml/.yml file under dir that parses as Kubernetes objects, and every
-// sub-folder with its own kustomization (not descended into).
-func (b *builder) generated(dir string) []string {
-	prefix := dir + "/"
-	if dir == "" {
-		prefix = ""
+// generatorOn makes g read and write fs. fluxcd/pkg/kustomize v1.35.7's
+// Generator works on the filesystem in its unexported field fs when one is
+// set (getFS: "If a custom FS was provided ..., it is returned directly"),
+// else on the disk; it has no exported setter. The field is set by
+// reflection; TestGeneratorFieldIsTheFilesystem fails if a new version
+// changes it, and this returns an error instead of building on the disk.
+func generatorOn(g *generator.Generator, fs filesys.FileSystem) error {
+	f := reflect.ValueOf(g).Elem().FieldByName("fs")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[filesys.FileSystem]() {
+		return buildErr(UnjudgedBuildFailed, "this fluxcd/pkg/kustomize has no filesystem field to build in memory")
 	}
-	kdirs := map[string]bool{}
-	for p := range b.fs {
-		if !strings.HasPrefix(p, prefix) {
+	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(fs))
+	return nil
+}
+
+// kustomizeCategory says, in a fixed phrase, what kind of failure a kustomize
+// or generator error is; its text may quote manifests and is never kept.
+func kustomizeCategory(err error) string {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "cycle detected"):
+		return "a cycle of kustomizations"
+	case strings.Contains(s, "already registered id") || strings.Contains(s, "conflict"):
+		return "two objects with the same identity"
+	case strings.Contains(s, "must specify --enable-helm") || strings.Contains(s, "plugin"):
+		return "a Helm chart or plugin, which Flux's build disables"
+	case strings.Contains(s, "panic"):
+		return "kustomize panicked"
+	case strings.Contains(s, "unable to find one of"):
+		return "a folder without a kustomization file"
+	case strings.Contains(s, "must build at directory") || strings.Contains(s, "doesn't exist") || strings.Contains(s, "no such file"):
+		return "a path it reads does not exist"
+	case strings.Contains(s, "yaml") || strings.Contains(s, "json") || strings.Contains(s, "unmarshal"):
+		return "a file does not parse"
+	}
+	return "see the Kustomization's own status"
+}
+
+// postBuild is what the build reads of spec.postBuild.
+type postBuild struct {
+	present bool
+	// inline: postBuild.substitute (values are Git's or the Kustomization's,
+	// never a Secret's); from: the number of substituteFrom references.
+	inline map[string]string
+	from   int
+	always bool
+}
+
+func postBuildOf(spec map[string]any) postBuild {
+	pb, ok := spec["postBuild"].(map[string]any)
+	if !ok {
+		return postBuild{}
+	}
+	p := postBuild{present: true}
+	p.inline, _, _ = unstructured.NestedStringMap(pb, "substitute")
+	if l, ok := pb["substituteFrom"].([]any); ok {
+		p.from = len(l)
+	}
+	s, _ := pb["substituteStrategy"].(string)
+	p.always = s == "Always"
+	return p
+}
+
+// varName is kustomize-controller's rule for variable names.
+var varName = regexp.MustCompile("^[_[:alpha:]][_[:alpha:][:digit:]]*$")
+
+// reduce turns the built objects into value-free Objects: postBuild
+// substitution as kustomize-controller applies it (after the build, object by
+// object), commonMetadata, then the Secrets' and ExternalSecrets' identities
+// and key names.
+func reduce(resources []*resource.Resource, post postBuild, nonce string, labels, annotations map[string]string) ([]Object, []VarUse, error) {
+	var objs []Object
+	var vars []VarUse
+	seen := map[string]bool{}
+	for _, r := range resources {
+		kind := r.GetKind()
+		interesting := kind == "Secret" || kind == "ExternalSecret"
+		disabled := r.GetLabels()[AnnotationSubstitute] == ReconcileDisabled || r.GetAnnotations()[AnnotationSubstitute] == ReconcileDisabled
+		if !interesting && (!post.present || disabled) {
 			continue
 		}
-		base := path.Base(p)
-		for _, n := range kustomizationFiles {
-			if base == n { // dir itself has none: this is a sub-folder's
-				kdirs[path.Dir(p)] = true
+		before, err := r.MarshalJSON()
+		if err != nil {
+			return nil, nil, buildErr(UnjudgedBuildFailed, "an object does not serialize")
+		}
+		if post.present && !disabled {
+			for _, v := range parse.FluxVariables(before) {
+				if !seen[v] {
+					seen[v] = true
+					vars = append(vars, VarUse{Var: v, Kind: kind, Namespace: r.GetNamespace(), Name: r.GetName()})
+				}
 			}
 		}
+		if !interesting {
+			clear(before)
+			continue
+		}
+		var after []byte
+		undetermined := ""
+		if post.present && !disabled {
+			after, undetermined, err = substitute(r, post, nonce)
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		o, err := objectOf(before, after, nonce, undetermined)
+		clear(before)
+		clear(after)
+		if err != nil {
+			return nil, nil, err
+		}
+		if o == nil {
+			continue
+		}
+		if len(labels) > 0 {
+			o.Labels = merged(o.Labels, labels)
+		}
+		if len(annotations) > 0 {
+			o.Annotations = merged(o.Annotations, annotations)
+		}
+		objs = append(objs, *o)
 	}
+	return objs, vars, nil
+}
+
+// substitute applies the inline postBuild variables to r the way
+// kustomize-controller does (fluxcd/pkg/kustomize SubstituteVariables, strict
+// as v1.9's StrictPostBuildSubstitutions feature gate is by default: a
+// variable without a default that nothing defines fails the build), with
+// every variable the object
+// uses that only postBuild.substituteFrom may define set to a marker holding
+// nonce: wherever the marker lands in a name or a key, the object is
+// undetermined. It returns the substituted object's JSON ("" when nothing is
+// substituted) and, when whether the controller substitutes at all is unknown
+// (no inline variable and only substituteFrom ones, which may hold none), a
+// reason to tell the caller to judge both forms.
+func substitute(r *resource.Resource, post postBuild, nonce string) ([]byte, string, error) {
+	runs := len(post.inline) > 0 || post.always
+	maybe := !runs && post.from > 0
+	if !runs && !maybe {
+		return nil, "", nil
+	}
+	vars := map[string]any{}
+	for k, v := range post.inline {
+		vars[k] = v
+	}
+	if post.from > 0 {
+		text, err := r.AsYAML()
+		if err != nil {
+			return nil, "", buildErr(UnjudgedBuildFailed, "an object does not serialize")
+		}
+		for _, name := range referenced(text) {
+			if _, ok := post.inline[name]; !ok && varName.MatchString(name) {
+				vars[name] = nonce + name + "."
+			}
+		}
+		clear(text)
+	}
+	c := r.DeepCopy()
+	u := unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"postBuild": map[string]any{"substitute": vars}}}}
+	out, err := generator.SubstituteVariables(context.Background(), nil, u, c,
+		generator.SubstituteWithDryRun(true), generator.SubstituteWithStrict(true), generator.SubstituteWithAlways(post.always))
+	if err != nil {
+		return nil, "", buildErr(UnjudgedBuildFailed, "postBuild substitution fails on %s %s", r.GetKind(), truncate(r.GetName()))
+	}
+	if out == nil {
+		return nil, "", nil
+	}
+	j, err := out.MarshalJSON()
+	if err != nil {
+		return nil, "", buildErr(UnjudgedBuildFailed, "an object does not serialize")
+	}
+	if maybe {
+		return j, "maybe", nil
+	}
+	return j, "", nil
+}
+
+// objectOf reads the value-free Object of a Secret or ExternalSecret from its
+// JSON before and after substitution (after nil: none). The object's name
+// and keys are those after substitution; when a substituteFrom marker is in
+// them, or when substitution may or may not run and the two forms differ, the
+// object is undetermined.
+func objectOf(before, after []byte, nonce, maybe string) (*Object, error) {
+	read := func(j []byte) (*Object, error) {
+		d, ok, err := parse.FluxObject(j)
+		if err != nil {
+			return nil, buildErr(UnjudgedBuildFailed, "a %s does not decode", kindOf(j))
+		}
+		if !ok || !(d.Secret || d.ExternalSecret) {
+			return nil, nil
+		}
+		o := &Object{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name,
+			Labels: d.Labels, Annotations: d.Annotations, SOPS: d.SOPS, DataKeys: d.Exp.Keys}
+		if d.Exp.ES != nil {
+			es := *d.Exp.ES
+			o.ES = &es
+		}
+		return o, nil
+	}
+	o, err := read(before)
+	if err != nil || after == nil || o == nil {
+		return o, err
+	}
+	s, err := read(after)
+	if err != nil {
+		if maybe != "" || strings.Contains(string(after), nonce) {
+			o.Undetermined = "a postBuild.substituteFrom variable changes its structure"
+			return o, nil
+		}
+		return nil, err
+	}
+	if s == nil {
+		o.Undetermined = "a postBuild variable changes its kind"
+		return o, nil
+	}
+	if used := markers(s, nonce); len(used) > 0 {
+		s.Undetermined = "postBuild.substituteFrom variable " + strings.Join(used, ", ") + " in its name, namespace or keys"
+		return s, nil
+	}
+	if maybe != "" && !sameShape(o, s) {
+		s.Undetermined = "its name or keys depend on whether postBuild substitutes (no inline variable, only substituteFrom ones)"
+	}
+	return s, nil
+}
+
+// markers lists the substituteFrom variables whose marker is in an object's
+// identity, keys or the metadata kustomize-controller's apply reads.
+func markers(o *Object, nonce string) []string {
 	var out []string
-	for d := range kdirs {
-		// Only the outermost kustomization folders count.
-		inner := false
-		for e := range kdirs {
-			if e != d && strings.HasPrefix(d, e+"/") {
-				inner = true
+	look := func(s string) {
+		for {
+			i := strings.Index(s, nonce)
+			if i < 0 {
+				return
 			}
-		}
-		if !inner {
-			out = append(out, strings.TrimPrefix(d, prefix))
+			s = s[i+len(nonce):]
+			name, _, _ := strings.Cut(s, ".")
+			if !contains(out, name) {
+				out = append(out, name)
+			}
 		}
 	}
-	for p := range b.fs {
-		if !strings.HasPrefix(p, prefix) {
-			continue
+	look(o.Namespace)
+	look(o.Name)
+	for _, k := range o.DataKeys {
+		look(k)
+	}
+	if o.ES != nil {
+		look(o.ES.Target)
+		for _, k := range o.ES.WrittenKeys() {
+			look(k)
 		}
-		ext := path.Ext(p)
-		if ext != ".yaml" && ext != ".yml" {
-			continue
+		for _, k := range o.ES.DataKeys {
+			look(k)
 		}
-		under := false
-		for d := range kdirs {
-			if strings.HasPrefix(p, d+"/") {
-				under = true
+	}
+	for _, m := range []map[string]string{o.Labels, o.Annotations} {
+		for k, v := range m {
+			if strings.HasPrefix(k, Group+"/") {
+				look(k + "=" + v)
 			}
-		}
-		if !under {
-			out = append(out, strings.TrimPrefix(p, prefix))
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-func isRemote(r string) bool {
-	return strings.Contains(r, "://") || strings.HasPrefix(r, "git@") || strings.Contains(r, "?ref=") ||
-		strings.HasPrefix(r, "github.com/") || strings.HasPrefix(r, "gitlab.com/")
-}
-
-// resource reads one resources entry of dir: a file of objects or a folder
-// with its own kustomization.
-func (b *builder) resource(dir, r string, depth int) ([]*bobj, error) {
-	if isRemote(r) {
-		return nil, unsupported("remote resource")
-	}
-	p := join(dir, r)
-	if p == ".." || strings.HasPrefix(p, "../") {
-		return nil, fmt.Errorf("resource %q is outside the source", r)
-	}
-	if data, ok := b.fs[p]; ok {
-		docs, err := parse.FluxManifest(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		var out []*bobj
-		for _, d := range docs {
-			b.count++
-			if b.count > maxBuildObjects {
-				return nil, fmt.Errorf("more than %d objects", maxBuildObjects)
-			}
-			if d.Kind == "Kustomization" && strings.HasPrefix(d.APIVersion, "kustomize.config.k8s.io/") {
-				continue // a kustomization file listed as a file is not an object
-			}
-			o := &bobj{Secret: d.Secret, ExternalSecret: d.ExternalSecret, vars: d.Vars}
-			o.APIVersion, o.Kind, o.Namespace, o.Name = d.APIVersion, d.Kind, d.Namespace, d.Name
-			o.Labels, o.Annotations, o.SOPS = d.Labels, d.Annotations, d.SOPS
-			o.substDisabled = d.Labels[AnnotationSubstitute] == "disabled" || d.Annotations[AnnotationSubstitute] == "disabled"
-			if d.Secret || d.ExternalSecret {
-				o.DataKeys = d.Exp.Keys
-				if d.Exp.ES != nil {
-					es := *d.Exp.ES
-					o.ES = &es
-				}
-			}
-			out = append(out, o)
-		}
-		return out, nil
-	}
-	if b.isDir(p) {
-		return b.dir(p, false, depth+1)
-	}
-	return nil, fmt.Errorf("resource %q not found", p)
-}
-
-// transform applies one kustomization level's transformers to its objects:
-// namespace, name prefix/suffix, common annotations and labels, and marks
-// what its patches may touch.
-func (b *builder) transform(objs []*bobj, k parse.KustomizationFile, dir, where string) {
-	for _, p := range k.Patches {
-		kind, name, sel := p.Kind, p.Name, p.HasSelector
-		if p.File != "" {
-			if data, ok := b.fs[join(dir, p.File)]; ok {
-				kind, name = parse.PatchIdentity(data)
-			} else {
-				kind, name = "", "" // unreadable: may touch anything
-			}
-		}
-		kre, nre := pattern(kind), pattern(name)
-		for _, o := range objs {
-			if !(o.Secret || o.ExternalSecret) || o.Undetermined != "" {
-				continue
-			}
-			if sel || (kre(o.Kind) && nre(o.Name)) {
-				o.Undetermined = where + ": a patch"
-			}
-		}
-	}
-	for _, o := range objs {
-		oldName := o.Name
-		if k.Namespace != "" && namespaced(o.Kind) {
-			o.Namespace = k.Namespace
-		}
-		if k.NamePrefix != "" || k.NameSuffix != "" {
-			o.Name = k.NamePrefix + o.Name + k.NameSuffix
-		}
-		if len(k.CommonAnnotations) > 0 {
-			o.Annotations = merged(o.Annotations, k.CommonAnnotations)
-		}
-		if len(k.CommonLabels) > 0 {
-			o.Labels = merged(o.Labels, k.CommonLabels)
-		}
-		if o.ExternalSecret && o.ES != nil && o.Name != oldName && o.ES.Target == oldName && o.Undetermined == "" {
-			// The target defaults to the ExternalSecret's name (now changed),
-			// unless spec.target.name spelled it out: which one is not known.
-			o.Undetermined = where + ": namePrefix/nameSuffix and a target named like the ExternalSecret"
-		}
-	}
-}
-
-// namespaced: the kinds a namespace transformer leaves alone (cluster-scoped
-// ones commonly found next to Secrets); anything else gets the namespace.
-func namespaced(kind string) bool {
-	switch kind {
-	case "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
-		"ClusterSecretStore", "ClusterExternalSecret", "StorageClass", "PriorityClass",
-		"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService", "PersistentVolume":
+func sameShape(a, b *Object) bool {
+	if a.Kind != b.Kind || a.Namespace != b.Namespace || a.Name != b.Name || !equalStrings(a.DataKeys, b.DataKeys) {
 		return false
 	}
-	return true
+	if (a.ES == nil) != (b.ES == nil) {
+		return false
+	}
+	return a.ES == nil || (a.ES.Target == b.ES.Target && equalStrings(a.ES.WrittenKeys(), b.ES.WrittenKeys()))
 }
 
-// pattern compiles a kustomize selector field (an anchored regular
-// expression; "" matches everything; an invalid one matches everything).
-func pattern(p string) func(string) bool {
-	if p == "" {
-		return func(string) bool { return true }
+// referenced lists the variables fluxcd/pkg/envsubst looks up in text (with
+// or without a default), read by envsubst's own parser.
+func referenced(text []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	_, _ = envsubst.Eval(string(text), func(name string) (string, bool) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+		return "", true
+	})
+	return out
+}
+
+func kindOf(j []byte) string {
+	d, ok, _ := parse.FluxObject(j)
+	if ok && d.Kind != "" {
+		return d.Kind
 	}
-	re, err := regexp.Compile("^(?:" + p + ")$")
-	if err != nil {
-		return func(string) bool { return true }
+	return "object"
+}
+
+// isDir reports whether the artifact holds a folder rel ("" the root).
+func isDir(files FS, rel string) bool {
+	if rel == "" {
+		return true
 	}
-	return re.MatchString
+	prefix := rel + "/"
+	for p := range files {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanRel cleans a path relative to the artifact root ("" for the root,
+// ".." when it climbs out). A leading "/" is the root, as kustomize-controller
+// joins spec.path to the artifact's folder.
+func cleanRel(p string) string {
+	p = path.Clean(strings.TrimLeft(p, "/"))
+	switch {
+	case p == ".":
+		return ""
+	case p == ".." || strings.HasPrefix(p, "../"):
+		return ".."
+	}
+	return p
 }
 
 func merged(a, b map[string]string) map[string]string {
@@ -454,25 +596,38 @@ func merged(a, b map[string]string) map[string]string {
 	return out
 }
 
-// cleanRel cleans a path relative to the artifact root ("" for the root).
-func cleanRel(p string) string {
-	p = path.Clean(strings.TrimLeft(p, "/"))
-	switch {
-	case p == ".":
-		return ""
-	case p == ".." || strings.HasPrefix(p, "../"):
-		return ".."
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
 	}
-	return p
+	return false
 }
 
-func join(dir, r string) string {
-	if strings.HasPrefix(r, "/") {
-		return ".." // absolute paths are refused, as outside the source
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	p := path.Clean(path.Join(dir, r))
-	if p == "." {
-		return ""
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
 	}
-	return p
+	return true
+}
+
+// truncate bounds a path or name quoted in a detail.
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// newNonce is the prefix of the markers standing for substituteFrom
+// variables: random, so that no manifest holds it by chance. A marker is
+// nonce + variable name + "." (a variable name holds no dot).
+func newNonce() string {
+	return "dwvar" + strings.ToLower(rand.Text()) + "x"
 }

@@ -1,190 +1,415 @@
 package flux
 
 import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	generator "github.com/fluxcd/pkg/kustomize"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
-const esDoc = `apiVersion: external-secrets.io/v1
+// ks renders a Kustomization object from its spec in YAML.
+func ks(t *testing.T, spec string) map[string]any {
+	t.Helper()
+	var s map[string]any
+	if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	return map[string]any{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "k", "namespace": "flux-system"}, "spec": s}
+}
+
+func files(kv ...string) FS {
+	fs := FS{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		fs[kv[i]] = []byte(kv[i+1])
+	}
+	return fs
+}
+
+// shape renders a build as "Kind ns/name: keys" lines (ExternalSecrets: the
+// target and the keys they write), undetermined objects marked.
+func shape(r Result) []string {
+	var out []string
+	for _, o := range r.Objects {
+		keys := o.DataKeys
+		s := o.Kind + " " + o.Namespace + "/" + o.Name + ": "
+		if o.ES != nil {
+			keys = o.ES.WrittenKeys()
+			s += "-> " + o.ES.Target + " "
+		}
+		s += strings.Join(keys, ",")
+		if o.Undetermined != "" {
+			s += " (undetermined)"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func mustBuild(t *testing.T, k map[string]any, fs FS) Result {
+	t.Helper()
+	r, err := Build(k, fs)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return r
+}
+
+func wantShape(t *testing.T, r Result, want ...string) {
+	t.Helper()
+	got := shape(r)
+	sort.Strings(want)
+	sort.Strings(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("build:\n got %q\nwant %q", got, want)
+	}
+}
+
+func secretYAML(name string, keys ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\nstringData:\n")
+	for _, k := range keys {
+		b.WriteString("  " + k + ": v\n")
+	}
+	return b.String()
+}
+
+const esYAML = `apiVersion: external-secrets.io/v1
 kind: ExternalSecret
-metadata: {name: app, annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}}
+metadata: {name: app}
 spec:
+  secretStoreRef: {name: store, kind: SecretStore}
   target: {name: app-creds}
   data:
   - {secretKey: DB_USER, remoteRef: {key: u}}
   - {secretKey: DB_PASS, remoteRef: {key: p}}
 `
 
-const secretDoc = `apiVersion: v1
-kind: Secret
-metadata: {name: cfg, labels: {app: x}}
-stringData:
-  HOST: ${DB_HOST}
-  PORT: ${DB_PORT:=5432}
-  ESC: $${NOT_A_VAR}
-data:
-  TOKEN: c2VjcmV0
-`
-
-const sopsDoc = `apiVersion: v1
-kind: Secret
-metadata: {name: enc, namespace: other}
-stringData:
-  API_KEY: ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]
-sops:
-  age: []
-  mac: ENC[AES256_GCM,data:x]
-`
-
-func keysOf(r Result) map[string][]string {
-	out := map[string][]string{}
-	for _, o := range r.Objects {
-		k := o.Kind + "/" + o.Namespace + "/" + o.Name
-		if o.Undetermined != "" {
-			k += " (undetermined)"
-		}
-		if o.ES != nil {
-			out[k] = o.ES.WrittenKeys()
-		} else {
-			out[k] = o.DataKeys
-		}
+func TestGeneratorFieldIsTheFilesystem(t *testing.T) {
+	fs := filesys.MakeFsInMemory()
+	if err := fs.WriteFile("/a/x.yaml", []byte(secretYAML("s", "A"))); err != nil {
+		t.Fatal(err)
 	}
-	return out
-}
-
-func TestBuildGeneratedKustomization(t *testing.T) {
-	fs := FS{
-		"apps/es.yaml":                 []byte(esDoc),
-		"apps/nested/secret.yml":       []byte(secretDoc + "---\n" + sopsDoc),
-		"apps/readme.md":               []byte("not yaml"),
-		"apps/base/kustomization.yaml": []byte("resources: [s.yaml]\nnamespace: base-ns\n"),
-		"apps/base/s.yaml":             []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: based}\ndata: {X: eA==}\n"),
-		"apps/base/ignored.yaml":       []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: not-listed}\n"),
-		"other/x.yaml":                 []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: elsewhere}\n"),
+	g := generator.NewGenerator("", unstructured.Unstructured{Object: ks(t, "path: a")})
+	if err := generatorOn(g, fs); err != nil {
+		t.Fatal(err)
 	}
-	r, err := Build(fs, BuildSpec{Path: "./apps", TargetNamespace: "prod", NamePrefix: "p-"})
-	if err != nil || r.Unsupported != "" {
-		t.Fatalf("Build: %v %q", err, r.Unsupported)
+	// The generator writes its kustomization into fs, not onto the disk.
+	if _, err := g.WriteFile("/a"); err != nil {
+		t.Fatal(err)
 	}
-	want := map[string][]string{
-		"ExternalSecret/prod/p-app": {"DB_PASS", "DB_USER"},
-		"Secret/prod/p-cfg":         {"ESC", "HOST", "PORT", "TOKEN"},
-		"Secret/prod/p-enc":         {"API_KEY"},
-		"Secret/prod/p-based":       {"X"},
-	}
-	if got := keysOf(r); !reflect.DeepEqual(got, want) {
-		t.Fatalf("objects:\n got %v\nwant %v", got, want)
-	}
-	for _, o := range r.Objects {
-		switch o.Name {
-		case "p-app":
-			if o.ES == nil || o.ES.Target != "app-creds" || o.Annotations[AnnotationSSA] != SSAIfNotPresent {
-				t.Errorf("ExternalSecret: %+v annotations %v", o.ES, o.Annotations)
-			}
-		case "p-enc":
-			if !o.SOPS {
-				t.Error("the SOPS Secret is not marked")
-			}
-		}
-	}
-	var vars []string
-	for _, v := range r.Vars {
-		vars = append(vars, v.Var+"@"+v.Kind+"/"+v.Name)
-	}
-	if !reflect.DeepEqual(vars, []string{"DB_HOST@Secret/p-cfg"}) {
-		t.Errorf("vars: %v", vars)
+	if !fs.Exists("/a/kustomization.yaml") {
+		t.Fatal("the generator did not write into the in-memory filesystem")
 	}
 }
 
-func TestBuildPatchesAndUnsupported(t *testing.T) {
-	base := FS{
-		"k/kustomization.yaml": []byte("resources: [es.yaml, s.yaml]\n"),
-		"k/es.yaml":            []byte(esDoc),
-		"k/s.yaml":             []byte(secretDoc),
-	}
-	with := func(kust string) FS {
-		fs := FS{}
-		for k, v := range base {
-			fs[k] = v
+// The layouts the reduced builder got wrong (issue 30): each is built as
+// kustomize-controller builds it.
+func TestBuildLayouts(t *testing.T) {
+	base := func(extra ...string) FS {
+		fs := files(
+			"base/kustomization.yaml", "resources: [s.yaml, es.yaml]\nnamePrefix: base-\n",
+			"base/s.yaml", secretYAML("db", "A"),
+			"base/es.yaml", esYAML,
+		)
+		for i := 0; i+1 < len(extra); i += 2 {
+			fs[extra[i]] = []byte(extra[i+1])
 		}
-		fs["k/kustomization.yaml"] = []byte("resources: [es.yaml, s.yaml]\n" + kust)
-		fs["k/patch.yaml"] = []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData: {EXTRA: x}\n")
 		return fs
 	}
 	cases := []struct {
-		name, kust   string
-		spec         BuildSpec
-		undetermined []string // names
-		unsupported  string
+		name, spec string
+		fs         FS
+		want       []string
 	}{
-		{name: "patch of a Deployment", kust: "patches:\n- path: p.yaml\n  target: {kind: Deployment}\n"},
-		{name: "patch file of the Secret", kust: "patches:\n- path: patch.yaml\n", undetermined: []string{"cfg"}},
-		{name: "patch by kind regex", kust: "patches:\n- patch: '[]'\n  target: {kind: External.*}\n", undetermined: []string{"app"}},
-		{name: "patch by label selector", kust: "patches:\n- patch: '[]'\n  target: {labelSelector: app=x}\n", undetermined: []string{"app", "cfg"}},
-		{name: "strategic merge inline", kust: "patchesStrategicMerge:\n- |\n  apiVersion: v1\n  kind: Secret\n  metadata: {name: cfg}\n", undetermined: []string{"cfg"}},
-		{name: "secretGenerator", kust: "secretGenerator:\n- name: gen\n  literals: [K=v]\n", undetermined: []string{"cfg"}},
-		{name: "Flux spec.patches", spec: BuildSpec{Patches: []PatchTarget{{Kind: "ExternalSecret", Name: "app"}}}, undetermined: []string{"app"}},
-		{name: "components", kust: "components: [../c]\n", unsupported: "components"},
-		{name: "replacements", kust: "replacements: []\n", unsupported: "replacements"},
-		{name: "remote", kust: "bases: ['https://github.com/x/y//z?ref=v1']\n", unsupported: "remote resource"},
-		{name: "Flux spec.components", spec: BuildSpec{Components: []string{"../c"}}, unsupported: "spec.components"},
+		{"an overlay's patch names the base object by its name before the prefix",
+			"path: overlay\ntargetNamespace: prod",
+			base("overlay/kustomization.yaml", "resources: [../base]\npatches:\n- path: p.yaml\n",
+				"overlay/p.yaml", secretYAML("db", "B")),
+			[]string{"Secret prod/base-db: A,B", "ExternalSecret prod/base-app: -> app-creds DB_PASS,DB_USER"}},
+		{"spec.patches run in the generated kustomization, before the path's own prefix",
+			"path: base\ntargetNamespace: prod\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: db}\n    stringData: {C: c}\n",
+			base(),
+			[]string{"Secret prod/base-db: A,C", "ExternalSecret prod/base-app: -> app-creds DB_PASS,DB_USER"}},
+		{"spec.namePrefix replaces the path's own",
+			"path: base\ntargetNamespace: prod\nnamePrefix: eu-\nnameSuffix: -v2",
+			base(),
+			[]string{"Secret prod/eu-db-v2: A", "ExternalSecret prod/eu-app-v2: -> app-creds DB_PASS,DB_USER"}},
+		{"every document of a multi-document patch file applies",
+			"path: overlay",
+			base("overlay/kustomization.yaml", "resources: [../base]\npatches:\n- path: p.yaml\n",
+				"overlay/p.yaml", secretYAML("db", "B")+"---\n"+
+					"apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: app}\nspec:\n  data:\n  - {secretKey: API_TOKEN, remoteRef: {key: t}}\n"),
+			// A strategic merge patch of a custom resource replaces the list.
+			[]string{"Secret /base-db: A,B", "ExternalSecret /base-app: -> app-creds API_TOKEN"}},
+		{"every document of a multi-document spec.patches entry applies",
+			"path: base\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: db}\n    stringData: {D: d}\n    ---\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: db}\n    stringData: {E: e}\n",
+			base(),
+			[]string{"Secret /base-db: A,D,E", "ExternalSecret /base-app: -> app-creds DB_PASS,DB_USER"}},
+		{"patchesJson6902 targets the renamed object",
+			"path: overlay",
+			base("overlay/kustomization.yaml", "resources: [../base]\nnamePrefix: o-\npatchesJson6902:\n- target: {version: v1, kind: Secret, name: o-base-db}\n  path: j.yaml\n",
+				"overlay/j.yaml", "- op: add\n  path: /stringData/F\n  value: f\n"),
+			[]string{"Secret /o-base-db: A,F", "ExternalSecret /o-base-app: -> app-creds DB_PASS,DB_USER"}},
+		{"kind: List is expanded",
+			"path: list",
+			files("list/all.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: one}\n  stringData: {A: a}\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: two}\n  data: {B: Yg==}\n"),
+			[]string{"Secret /one: A", "Secret /two: B"}},
+		{"a generated kustomization: the files and the kustomization folders under the path",
+			"path: apps\ntargetNamespace: t",
+			files("apps/s.yaml", secretYAML("top", "A"), "apps/readme.md", "# not yaml",
+				"apps/sub/kustomization.yaml", "resources: [x.yaml]\n", "apps/sub/x.yaml", secretYAML("listed", "B"),
+				"apps/sub/y.yaml", secretYAML("not-listed", "C"), "other/z.yaml", secretYAML("elsewhere", "D")),
+			[]string{"Secret t/top: A", "Secret t/listed: B"}},
+		{"components of the path and of spec.components",
+			"path: app\ncomponents: [../extra]",
+			files("app/kustomization.yaml", "resources: [s.yaml]\ncomponents: [../comp]\n", "app/s.yaml", secretYAML("s", "A"),
+				"comp/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData: {B: b}\n",
+				"extra/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [e.yaml]\n",
+				"extra/e.yaml", secretYAML("e", "C")),
+			[]string{"Secret /s: A,B", "Secret /e: C"}},
+		{"a secretGenerator with and without the hash",
+			"path: gen",
+			files("gen/kustomization.yaml", "secretGenerator:\n- name: hashed\n  literals: [A=a]\n- name: plain\n  envs: [x.env]\n  options: {disableNameSuffixHash: true}\n",
+				"gen/x.env", "B=b\nC=c\n"),
+			[]string{"Secret /hashed-kdkkk6k4g6: A", "Secret /plain: B,C"}},
+		{"commonMetadata reaches every object",
+			"path: c\ncommonMetadata: {annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}}",
+			files("c/s.yaml", secretYAML("s", "A")),
+			[]string{"Secret /s: A"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			spec := c.spec
-			spec.Path = "k"
-			r, err := Build(with(c.kust), spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.unsupported != "" {
-				if !strings.Contains(r.Unsupported, c.unsupported) || len(r.Objects) != 0 {
-					t.Fatalf("want unsupported %q, got %q with %d objects", c.unsupported, r.Unsupported, len(r.Objects))
-				}
-				return
-			}
-			var und []string
-			for _, o := range r.Objects {
-				if o.Undetermined != "" {
-					und = append(und, o.Name)
-				}
-			}
-			if !reflect.DeepEqual(und, c.undetermined) {
-				t.Fatalf("undetermined %v, want %v", und, c.undetermined)
+			r := mustBuild(t, ks(t, c.spec), c.fs)
+			wantShape(t, r, c.want...)
+			if strings.HasPrefix(c.name, "commonMetadata") && r.Objects[0].Annotations[AnnotationSSA] != SSAIfNotPresent {
+				t.Errorf("annotations %v", r.Objects[0].Annotations)
 			}
 		})
 	}
 }
 
-func TestBuildErrors(t *testing.T) {
-	for name, fs := range map[string]FS{
-		"missing path":       {"a/x.yaml": []byte(secretDoc)},
-		"missing resource":   {"b/kustomization.yaml": []byte("resources: [nope.yaml]\n")},
-		"dir without kfile":  {"b/kustomization.yaml": []byte("resources: [sub]\n"), "b/sub/x.yaml": []byte(secretDoc)},
-		"outside the source": {"b/kustomization.yaml": []byte("resources: [../../x.yaml]\n")},
-		"cycle":              {"b/kustomization.yaml": []byte("resources: [../c]\n"), "c/kustomization.yaml": []byte("resources: [../b]\n")},
-	} {
-		if _, err := Build(fs, BuildSpec{Path: "b"}); err == nil {
-			t.Errorf("%s: no error", name)
+func TestBuildPostBuild(t *testing.T) {
+	fs := files("app/s.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-${ENV}\nstringData:\n  ${ENV}_password: x\n  host: ${DB_HOST}\n  port: ${DB_PORT:=5432}\n",
+		"app/es.yaml", "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: app\nspec:\n  target:\n    name: ${TARGET}\n  data:\n  - secretKey: ${ENV}_TOKEN\n    remoteRef: {key: t}\n",
+		"app/off.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: off\n  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\nstringData:\n  ${ENV}_raw: x\n")
+	t.Run("inline variables in key names and names", func(t *testing.T) {
+		r := mustBuild(t, ks(t, "path: app\npostBuild:\n  substitute: {ENV: prod, TARGET: app-creds, DB_HOST: db}\n"), fs)
+		wantShape(t, r, "Secret /db-prod: host,port,prod_password", "ExternalSecret /app: -> app-creds prod_TOKEN", "Secret /off: ${ENV}_raw")
+		var vars []string
+		for _, v := range r.Vars {
+			vars = append(vars, v.Var)
+		}
+		if !reflect.DeepEqual(vars, []string{"DB_HOST", "ENV", "TARGET"}) {
+			t.Errorf("vars used without a default: %v", vars)
+		}
+	})
+	t.Run("strict: a variable nothing defines fails the build, as kustomize-controller v1.9 fails it", func(t *testing.T) {
+		_, err := Build(ks(t, "path: app\npostBuild:\n  substitute: {ENV: prod, TARGET: app-creds}\n"), fs)
+		var be *BuildError
+		if !errors.As(err, &be) || be.Reason != UnjudgedBuildFailed {
+			t.Fatalf("err = %v, want build_failed", err)
+		}
+	})
+	t.Run("a substituteFrom variable in a key name or a name is undetermined", func(t *testing.T) {
+		r := mustBuild(t, ks(t, "path: app\npostBuild:\n  substitute: {TARGET: app-creds}\n  substituteFrom: [{kind: Secret, name: vars}]\n"), fs)
+		got := shape(r)
+		for _, s := range got {
+			if strings.HasPrefix(s, "Secret /off") {
+				if s != "Secret /off: ${ENV}_raw" {
+					t.Errorf("substitution disabled: %s", s)
+				}
+				continue
+			}
+			if !strings.HasSuffix(s, "(undetermined)") {
+				t.Errorf("not undetermined: %s", s)
+			}
+		}
+		for _, o := range r.Objects {
+			if o.Undetermined != "" && !strings.Contains(o.Undetermined, "ENV") {
+				t.Errorf("the reason does not name the variable: %q", o.Undetermined)
+			}
+		}
+	})
+	t.Run("a substituteFrom variable in a value only is determined", func(t *testing.T) {
+		r := mustBuild(t, ks(t, "path: app\npostBuild:\n  substitute: {ENV: dev, TARGET: t}\n  substituteFrom: [{kind: ConfigMap, name: vars}]\n"), fs)
+		if got := r.Objects; len(got) == 0 {
+			t.Fatal("no objects")
+		}
+		wantShape(t, r, "Secret /db-dev: dev_password,host,port", "ExternalSecret /app: -> t dev_TOKEN", "Secret /off: ${ENV}_raw")
+	})
+	t.Run("only substituteFrom: whether substitution runs is unknown", func(t *testing.T) {
+		r := mustBuild(t, ks(t, "path: app\npostBuild:\n  substituteFrom: [{kind: Secret, name: vars, optional: true}]\n"), fs)
+		for _, o := range r.Objects {
+			if o.Name != "off" && o.Undetermined == "" {
+				t.Errorf("%s %s is determined", o.Kind, o.Name)
+			}
+		}
+	})
+	t.Run("no postBuild: the text ships as it is", func(t *testing.T) {
+		r := mustBuild(t, ks(t, "path: app\n"), fs)
+		wantShape(t, r, "Secret /db-${ENV}: ${ENV}_password,host,port", "ExternalSecret /app: -> ${TARGET} ${ENV}_TOKEN", "Secret /off: ${ENV}_raw")
+	})
+}
+
+// SOPS: key names of encrypted files are read in clear; a generated name
+// hashed from encrypted content is undetermined.
+func TestBuildSOPS(t *testing.T) {
+	env := "DB_PASS=ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]\nsops_age__list_0__map_recipient=age1xyz\nsops_mac=ENC[AES256_GCM,data:m,iv:i,tag:t,type:str]\nsops_version=3.9.0\n"
+	manifest := "apiVersion: v1\nkind: Secret\nmetadata: {name: enc}\nstringData:\n  API_KEY: ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:x,type:str]\n  version: 3.9.0\n"
+	fs := files("s/kustomization.yaml", "resources: [enc.yaml]\nsecretGenerator:\n- name: hashed\n  envs: [db.env]\n- name: plain\n  envs: [db.env]\n  options: {disableNameSuffixHash: true}\n",
+		"s/db.env", env, "s/enc.yaml", manifest)
+	r := mustBuild(t, ks(t, "path: s\ndecryption: {provider: sops, secretRef: {name: sops-age}}\n"), fs)
+	var hashed, plain, enc *Object
+	for i := range r.Objects {
+		switch o := &r.Objects[i]; {
+		case strings.HasPrefix(o.Name, "hashed-"):
+			hashed = o
+		case o.Name == "plain":
+			plain = o
+		case o.Name == "enc":
+			enc = o
+		}
+	}
+	if hashed == nil || hashed.Undetermined == "" {
+		t.Errorf("the hashed generated Secret is not undetermined: %+v", hashed)
+	}
+	if plain == nil || plain.Undetermined != "" || !reflect.DeepEqual(plain.DataKeys, []string{"DB_PASS"}) {
+		t.Errorf("the generated Secret without a hash: %+v (its keys, as decryption leaves them: DB_PASS only)", plain)
+	}
+	if enc == nil || enc.Undetermined != "" || !enc.SOPS || !reflect.DeepEqual(enc.DataKeys, []string{"API_KEY"}) {
+		t.Errorf("the encrypted Secret manifest: %+v", enc)
+	}
+	// Without decryption the controller applies the files as they are.
+	r = mustBuild(t, ks(t, "path: s\n"), fs)
+	for _, o := range r.Objects {
+		if o.Name == "plain" && !reflect.DeepEqual(o.DataKeys, []string{"DB_PASS", "sops_age__list_0__map_recipient", "sops_mac", "sops_version"}) {
+			t.Errorf("without decryption: %v", o.DataKeys)
+		}
+		if o.Undetermined != "" {
+			t.Errorf("without decryption nothing is undetermined: %+v", o)
 		}
 	}
 }
 
-func TestParseInventoryID(t *testing.T) {
-	for id, want := range map[string]ObjMetadata{
-		"apps_db_external-secrets.io_ExternalSecret": {Namespace: "apps", Name: "db", Group: "external-secrets.io", Kind: "ExternalSecret"},
-		"apps_db__Secret": {Namespace: "apps", Name: "db", Kind: "Secret"},
-		"_system__admin_rbac.authorization.k8s.io_ClusterRole": {Name: "system:admin", Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"},
+// A remote base is never fetched: the build does not run.
+func TestBuildNeverFetchesRemoteBases(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte(secretYAML("remote", "A")))
+	}))
+	defer srv.Close()
+	for name, fs := range map[string]FS{
+		"a remote file in resources": files("app/kustomization.yaml", "resources:\n- "+srv.URL+"/s.yaml\n"),
+		"a remote git base":          files("app/kustomization.yaml", "resources:\n- github.com/example/repo//base?ref=v1\n"),
+		"an scp-like git base":       files("app/kustomization.yaml", "resources:\n- git@example.com:org/repo.git\n"),
+		"a remote patch file":        files("app/kustomization.yaml", "resources: [s.yaml]\npatches:\n- path: "+srv.URL+"/p.yaml\n", "app/s.yaml", secretYAML("s", "A")),
+		"a remote base two levels down": files("app/kustomization.yaml", "resources: [../mid]\n", "mid/kustomization.yaml", "resources: [../leaf]\n",
+			"leaf/kustomization.yaml", "resources:\n- "+srv.URL+"/x.yaml\n"),
+		"a generated kustomization over a folder with a remote base": files("app/s.yaml", secretYAML("s", "A"),
+			"app/sub/kustomization.yaml", "resources:\n- "+srv.URL+"/x.yaml\n"),
+		"a remote secretGenerator file": files("app/kustomization.yaml", "secretGenerator:\n- name: g\n  files: [key="+srv.URL+"/k]\n"),
 	} {
-		got, ok := ParseInventoryID(id)
-		if !ok || got != want {
-			t.Errorf("%s: %+v %v, want %+v", id, got, ok, want)
+		t.Run(name, func(t *testing.T) {
+			_, err := Build(ks(t, "path: app"), fs)
+			var be *BuildError
+			if !errors.As(err, &be) || be.Reason != UnjudgedRemoteBase {
+				t.Fatalf("err = %v, want reason %s", err, UnjudgedRemoteBase)
+			}
+			if strings.Contains(be.Detail, srv.URL) || strings.Contains(be.Detail, "example.com") {
+				t.Errorf("the detail quotes the URL: %q", be.Detail)
+			}
+		})
+	}
+	if _, err := Build(ks(t, "path: app\ncomponents: ["+srv.URL+"/c]"), files("app/s.yaml", secretYAML("s", "A"))); err == nil {
+		t.Error("a remote spec.components entry builds")
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the remote server was asked %d times", n)
+	}
+	// A remote reference no build of the path reaches does not matter.
+	r := mustBuild(t, ks(t, "path: app"), files("app/kustomization.yaml", "resources: [s.yaml]\n", "app/s.yaml", secretYAML("s", "A"),
+		"unrelated/kustomization.yaml", "resources:\n- "+srv.URL+"/x.yaml\n"))
+	wantShape(t, r, "Secret /s: A")
+}
+
+func TestBuildErrorsAreValueFree(t *testing.T) {
+	const value = "hunter2-value-in-git"
+	cases := map[string]struct {
+		spec string
+		fs   FS
+	}{
+		"malformed YAML holding a value": {"path: app", files("app/kustomization.yaml", "resources: [s.yaml]\n",
+			"app/s.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  A: "+value+"\n  : : [\n")},
+		"an object without a name": {"path: app", files("app/s.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {labels: {x: y}}\nstringData: {A: "+value+"}\n")},
+		"the path does not exist":  {"path: nope", files("app/s.yaml", secretYAML("s", "A"))},
+		"the path climbs out":      {"path: ../../etc", files("app/s.yaml", secretYAML("s", "A"))},
+		"a missing resource":       {"path: app", files("app/kustomization.yaml", "resources: [gone.yaml]\n")},
+		"a cycle":                  {"path: a", files("a/kustomization.yaml", "resources: [../b]\n", "b/kustomization.yaml", "resources: [../a]\n")},
+		"two objects of one name": {"path: app", files("app/kustomization.yaml", "resources: [a.yaml, b.yaml]\n",
+			"app/a.yaml", secretYAML("s", "A"), "app/b.yaml", secretYAML("s", value))},
+		"a Helm chart (disabled in Flux's build)": {"path: app", files("app/kustomization.yaml", "helmCharts:\n- name: x\n  repo: oci://example.invalid/x\n")},
+		"a climbing resource":                     {"path: app", files("app/kustomization.yaml", "resources: [../../../outside]\n")},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Build(ks(t, c.spec), c.fs)
+			var be *BuildError
+			if !errors.As(err, &be) {
+				t.Fatalf("err = %v, want a BuildError", err)
+			}
+			if strings.Contains(err.Error(), value) {
+				t.Fatalf("the error carries a value: %v", err)
+			}
+			t.Logf("%s: %v", name, err)
+		})
+	}
+}
+
+func TestBuildLeavesFilesAlone(t *testing.T) {
+	fs := files("app/kustomization.yaml", "resources: [s.yaml]\nnamePrefix: x-\n", "app/s.yaml", secretYAML("s", "A"))
+	before := map[string]string{}
+	for k, v := range fs {
+		before[k] = string(v)
+	}
+	mustBuild(t, ks(t, "path: app\ntargetNamespace: t\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData: {B: b}\n"), fs)
+	if len(fs) != len(before) {
+		t.Fatalf("files added: %d, want %d", len(fs), len(before))
+	}
+	for k, v := range fs {
+		if before[k] != string(v) {
+			t.Errorf("%s changed", k)
 		}
 	}
-	for _, bad := range []string{"", "a", "a_b", "a__Secret"} {
-		if _, ok := ParseInventoryID(bad); ok {
-			t.Errorf("%q parsed", bad)
+}
+
+func TestCleanRel(t *testing.T) {
+	for in, want := range map[string]string{"./apps": "apps", "/apps/": "apps", ".": "", "": "", "./": "", "../x": "..", "a/../../x": "..", "a/./b": "a/b"} {
+		if got := cleanRel(in); got != want {
+			t.Errorf("cleanRel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsRemotePath(t *testing.T) {
+	for p, want := range map[string]bool{
+		"../base": false, "base": false, "./x.yaml": false, "a/b/c": false,
+		"https://example.com/x.yaml": true, "http://x/y": true, "github.com/org/repo//dir": true, "gh:org/repo": true,
+		"git::https://x/y": true, "git@github.com:org/repo": true, "deploy@host:repo": true, "ssh://git@h/r": true,
+		"file:///tmp/x": true, "/abs/path": true, "repo?ref=v1": true,
+	} {
+		if got := isRemotePath(p); got != want {
+			t.Errorf("isRemotePath(%q) = %v, want %v", p, got, want)
 		}
 	}
 }

@@ -1,32 +1,29 @@
 package parse
 
 import (
-	"bytes"
-
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-// Limits of the Flux source reader (a file of a source-controller artifact).
+// Limits of the Flux object reader (one object of a Kustomization's build).
 const (
-	// MaxFluxFileBytes: one manifest or kustomization file.
-	MaxFluxFileBytes = 4 << 20
-	// MaxFluxDocuments: YAML documents in one file.
-	MaxFluxDocuments = 10000
-	// MaxFluxMetadataEntries: labels or annotations kept per document.
+	// MaxFluxObjectBytes: one object's JSON (or YAML). The artifact reader's
+	// per-file limit is the same (internal/flux), so no file the build
+	// reads holds an object this reader refuses for its size alone.
+	MaxFluxObjectBytes = 8 << 20
+	// MaxFluxMetadataEntries: labels or annotations kept per object.
 	MaxFluxMetadataEntries = 64
 	// MaxFluxMetadataValue: a kept label or annotation value.
 	MaxFluxMetadataValue = 1024
-	// MaxFluxVariables: postBuild variables recorded per document.
+	// MaxFluxVariables: postBuild variables recorded per object.
 	MaxFluxVariables = 256
 )
 
-const inputFlux = "flux manifest"
+const inputFlux = "flux object"
 
-// FluxDocument is the value-free reading of one manifest document in a Flux
-// source: identity, labels and annotations (not last-applied), the key names of
-// a Secret (data, stringData) or the entries of an ExternalSecret, and the
-// postBuild variables it uses without a default. A Secret's values, SOPS
-// ciphertext included, are never read.
+// FluxDocument is the value-free reading of one object a Flux Kustomization's
+// build produces: identity, labels and annotations (not last-applied), and the
+// key names of a Secret (data, stringData) or what an ExternalSecret writes. A
+// Secret's values, SOPS ciphertext included, are never read.
 type FluxDocument struct {
 	APIVersion, Kind, Namespace, Name string
 	Labels, Annotations               map[string]string
@@ -35,58 +32,30 @@ type FluxDocument struct {
 	// spec.data secretKeys in order; Target).
 	Secret, ExternalSecret bool
 	Exp                    model.HelmExpectation
-	// SOPS: the document carries a top-level "sops" stanza (an encrypted
+	// SOPS: the object carries a top-level "sops" stanza (an encrypted
 	// Secret: key names are in clear, values are not).
 	SOPS bool
-	// Vars are the ${NAME} references without a default (sorted, unique), as
-	// fluxcd/pkg/envsubst reads them; $${NAME} is an escape.
-	Vars []string
 }
 
-// FluxManifest reads every document of one YAML file of a Flux source. A
-// document that is not a Kubernetes object (no apiVersion or kind) is skipped;
-// a malformed one is an error that names its index, and the rest are read.
-func FluxManifest(data []byte) ([]FluxDocument, error) {
-	if len(data) > MaxFluxFileBytes {
+// FluxObject reads one object (JSON or YAML). ok is false for a document that
+// is not a Kubernetes object (no apiVersion or kind); a malformed one is an
+// error from parse's vocabulary (value-free).
+func FluxObject(doc []byte) (FluxDocument, bool, error) {
+	if len(doc) > MaxFluxObjectBytes {
 		e := newErr(inputFlux, "", ErrTooLarge)
-		e.Limit = MaxFluxFileBytes
-		return nil, e
+		e.Limit = MaxFluxObjectBytes
+		return FluxDocument{}, false, e
 	}
-	var docs []FluxDocument
-	var first *Error
-	more, idx := 0, 0
-	splitDocuments(data, func(doc []byte, offset int) bool {
-		if idx >= MaxFluxDocuments {
-			e := newErr(inputFlux, "manifest", ErrTooLarge)
-			e.Detail, e.Limit, e.Offset = "too many documents", MaxFluxDocuments, int64(offset)
-			if first == nil {
-				first = e
-			}
-			return false
-		}
-		i := idx
-		idx++
-		d, ok, err := fluxDocument(doc)
-		if err != nil {
-			err.Index, err.Offset = i, int64(offset)
-			if first == nil {
-				first = err
-			} else {
-				more++
-			}
-			return true
-		}
-		if ok {
-			docs = append(docs, d)
-		}
-		return true
-	})
-	if first != nil {
-		first.More = more
-		return docs, first
+	d, ok, err := fluxDocument(doc)
+	if err != nil {
+		return d, false, err
 	}
-	return docs, nil
+	return d, ok, nil
 }
+
+// FluxVariables lists the postBuild variables an object (JSON) uses without a
+// default, sorted and unique (see substVars).
+func FluxVariables(j []byte) []string { return substVars(j) }
 
 var fluxTop = []string{"apiVersion", "kind", "metadata", "sops"}
 
@@ -138,7 +107,6 @@ func fluxDocument(doc []byte) (d FluxDocument, ok bool, err *Error) {
 			d.Exp = exp
 		}
 	}
-	d.Vars = substVars(j)
 	return d, true, nil
 }
 
@@ -219,204 +187,3 @@ func substVars(j []byte) []string {
 
 func isAlpha(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// KustomizationFile is the reading of a kustomization.yaml: the fields
-// driftwatch's reduced build follows, and the names of the others that are
-// present (it does not reproduce them). Nothing else is kept: a
-// secretGenerator's literals hold values.
-type KustomizationFile struct {
-	Resources, Components []string
-	Namespace             string
-	NamePrefix            string
-	NameSuffix            string
-	CommonAnnotations     map[string]string
-	CommonLabels          map[string]string
-	// Patches: each patch's target (kind and name patterns, "" when unset)
-	// and, for a patch without a target, the patch file or inline text's
-	// kind and name; File is the patch file's path ("" when inline).
-	Patches []KustomizePatch
-	// Other lists the other top-level fields present (sorted).
-	Other []string
-}
-
-// KustomizePatch is one patch of a kustomization file.
-type KustomizePatch struct {
-	Kind, Name string // a pattern (target) or the patch's own (no target); "" = any
-	File       string
-	Inline     bool
-	// HasSelector: the target also selects by labels or annotations.
-	HasSelector bool
-}
-
-// The kustomization fields that cannot change a Secret's or an
-// ExternalSecret's keys, names, annotations or labels.
-var kustomizeHarmless = map[string]bool{
-	"apiVersion": true, "kind": true, "metadata": true, "images": true, "replicas": true,
-	"buildMetadata": true, "sortOptions": true, "openapi": true, "crds": true,
-	"generatorOptions": true, "configurations": true,
-}
-
-// ParseKustomizationFile reads a kustomization file.
-func ParseKustomizationFile(data []byte) (KustomizationFile, error) {
-	var k KustomizationFile
-	if len(data) > MaxFluxFileBytes {
-		e := newErr("kustomization", "", ErrTooLarge)
-		e.Limit = MaxFluxFileBytes
-		return k, e
-	}
-	j, yerr := yamlToJSON(data)
-	defer clear(j)
-	if yerr {
-		return k, newErr("kustomization", "yaml", ErrMalformed)
-	}
-	if jsonType(j) != '{' {
-		return k, nil
-	}
-	bad := func(field string) error {
-		e := newErr("kustomization", "yaml", ErrMalformed)
-		e.Field = field
-		return e
-	}
-	var err error
-	eachMember(j, func(rk, v []byte) bool {
-		name, ok := unquoteString(rk)
-		if !ok {
-			err = bad("")
-			return false
-		}
-		switch name {
-		case "resources", "bases":
-			l, ok := stringList(v)
-			if !ok {
-				err = bad(name)
-				return false
-			}
-			k.Resources = append(k.Resources, l...)
-		case "components":
-			if k.Components, ok = stringList(v); !ok {
-				err = bad(name)
-				return false
-			}
-		case "namespace":
-			k.Namespace, ok = optString(v)
-		case "namePrefix":
-			k.NamePrefix, ok = optString(v)
-		case "nameSuffix":
-			k.NameSuffix, ok = optString(v)
-		case "commonAnnotations":
-			k.CommonAnnotations = stringMap(v, "")
-		case "commonLabels":
-			k.CommonLabels = stringMap(v, "")
-		case "labels":
-			// labels: [{pairs: {...}, includeSelectors: ...}]
-			eachElement(v, func(el []byte) bool {
-				p := make([][]byte, 1)
-				fields(el, []string{"pairs"}, p)
-				for lk, lv := range stringMap(p[0], "") {
-					if k.CommonLabels == nil {
-						k.CommonLabels = map[string]string{}
-					}
-					k.CommonLabels[lk] = lv
-				}
-				return true
-			})
-		case "patches", "patchesJson6902":
-			ok = eachElement(v, func(el []byte) bool {
-				k.Patches = append(k.Patches, readPatch(el))
-				return true
-			})
-		case "patchesStrategicMerge":
-			ok = eachElement(v, func(el []byte) bool {
-				s, good := optString(el)
-				if !good {
-					return false
-				}
-				if looksInline(s) {
-					p := KustomizePatch{Inline: true}
-					p.Kind, p.Name = patchIdentity([]byte(s))
-					k.Patches = append(k.Patches, p)
-				} else {
-					k.Patches = append(k.Patches, KustomizePatch{File: s})
-				}
-				return true
-			})
-		default:
-			if !kustomizeHarmless[name] {
-				k.Other = append(k.Other, name)
-			}
-		}
-		if !ok {
-			err = bad(name)
-			return false
-		}
-		return true
-	})
-	k.Other = sortDedupe(k.Other)
-	return k, err
-}
-
-// readPatch reads a patches/patchesJson6902 entry: {path|patch, target}.
-func readPatch(el []byte) KustomizePatch {
-	f := make([][]byte, 3)
-	fields(el, []string{"path", "patch", "target"}, f)
-	var p KustomizePatch
-	p.File, _ = optString(f[0])
-	if t := f[2]; present(t) {
-		tf := make([][]byte, 4)
-		fields(t, []string{"kind", "name", "labelSelector", "annotationSelector"}, tf)
-		p.Kind, _ = optString(tf[0])
-		p.Name, _ = optString(tf[1])
-		p.HasSelector = present(tf[2]) || present(tf[3])
-		p.File = "" // the target decides; the file need not be read
-		return p
-	}
-	if inline, _ := optString(f[1]); inline != "" {
-		p.Inline = true
-		p.Kind, p.Name = patchIdentity([]byte(inline))
-	}
-	return p
-}
-
-// PatchIdentity returns the kind and name of a strategic-merge patch document
-// ("" when it has none).
-func PatchIdentity(data []byte) (kind, name string) { return patchIdentity(data) }
-
-func patchIdentity(data []byte) (kind, name string) {
-	j, yerr := yamlToJSON(data)
-	defer clear(j)
-	if yerr || jsonType(j) != '{' {
-		return "", ""
-	}
-	top := make([][]byte, 2)
-	fields(j, []string{"kind", "metadata"}, top)
-	kind, _ = optString(top[0])
-	if present(top[1]) {
-		m := make([][]byte, 1)
-		fields(top[1], []string{"name"}, m)
-		name, _ = optString(m[0])
-	}
-	return kind, name
-}
-
-// looksInline: a patchesStrategicMerge entry holding YAML rather than a path.
-func looksInline(s string) bool { return bytes.ContainsAny([]byte(s), "\n:") }
-
-func stringList(v []byte) ([]string, bool) {
-	switch jsonType(v) {
-	case 0, 'n':
-		return nil, true
-	case '[':
-	default:
-		return nil, false
-	}
-	var out []string
-	ok := eachElement(v, func(el []byte) bool {
-		s, good := optString(el)
-		if !good {
-			return false
-		}
-		out = append(out, s)
-		return true
-	})
-	return out, ok
-}
