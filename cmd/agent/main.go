@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -65,6 +66,7 @@ type options struct {
 	flapThreshold           int
 	argo                    agent.ArgoCDConfig
 	flux                    agent.FluxConfig
+	fluxHosts, fluxCIDRs    string
 	notConverging           time.Duration
 	esoSA                   string
 	pprofAddr               string
@@ -127,10 +129,15 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", argocd.DefaultInterval, "interval between rounds of Argo CD API polling")
 	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", argocd.DefaultTimeout, "timeout of one Argo CD API call")
 	fs.Float64Var(&o.argo.RPS, "argocd-rps", argocd.DefaultRPS, "maximum Argo CD API requests per second")
-	fs.BoolVar(&o.flux.Artifacts, "flux-artifacts", true, "read the artifacts Flux's source-controller serves (status.artifact.url) for what Kustomizations apply: the flux expectation source and the Flux detectors")
-	fs.StringVar(&o.flux.SourceHost, "flux-source-host", "", "host:port replacing the host of Flux artifact URLs (as kustomize-controller's SOURCE_CONTROLLER_LOCALHOST)")
+	fs.BoolVar(&o.flux.Artifacts, "flux-artifacts", true, "read the artifacts Flux's source-controller serves (status.artifact.url) and build them with Flux's own kustomize for what Kustomizations apply: the flux expectation source and the Flux detectors")
+	fs.StringVar(&o.flux.Namespace, "flux-namespace", flux.DefaultNamespace, "namespace of Flux's controllers: artifact URLs must name its source-controller or source-watcher Service (or --flux-allowed-hosts)")
+	fs.StringVar(&o.fluxHosts, "flux-allowed-hosts", "", "comma-separated hosts (host or host:port) artifacts may also be downloaded from")
+	fs.StringVar(&o.fluxCIDRs, "flux-allowed-cidrs", "", "comma-separated CIDRs the artifact download may connect to although they are loopback, link-local or metadata addresses (refused by default)")
+	fs.StringVar(&o.flux.SourceHost, "flux-source-host", "", "host:port replacing the host of allowed Flux artifact URLs (as kustomize-controller's SOURCE_CONTROLLER_LOCALHOST)")
 	fs.DurationVar(&o.flux.PollInterval, "flux-poll-interval", flux.DefaultPollInterval, "how often Kustomizations' sources are checked for a new artifact")
 	fs.DurationVar(&o.flux.Timeout, "flux-timeout", flux.DefaultFetchTimeout, "timeout of one artifact download")
+	fs.Int64Var(&o.flux.MaxArtifactBytes, "flux-max-artifact-bytes", flux.DefaultLimits().Inflated, "bytes one artifact may inflate to (counted while inflating); a larger one is not built and not fetched again")
+	fs.DurationVar(&o.flux.BuildTimeout, "flux-build-timeout", flux.DefaultBuildTimeout, "time budget of one Kustomization's build")
 	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", dwcollectors.DefaultNotConvergingThreshold, "report an Application OutOfSync this long after a Succeeded sync")
 	fs.StringVar(&o.esoSA, "eso-service-account", detect.DefaultESOServiceAccount.String(), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060), with the same --web.config.file as every other endpoint (TLS, basic auth); off by default")
@@ -202,6 +209,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.shardWatch == agent.ShardWatchNamespaces && o.namespaces != "" {
 		fmt.Fprintln(stderr, "agent: --shard-watch namespaces needs every namespace watched (no --namespaces): it follows the namespace list")
 		return 2
+	}
+	o.flux.AllowedHosts = agent.SplitList(o.fluxHosts)
+	for _, c := range agent.SplitList(o.fluxCIDRs) {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			fmt.Fprintf(stderr, "agent: --flux-allowed-cidrs: %q is not a CIDR\n", c)
+			return 2
+		}
+		o.flux.AllowedCIDRs = append(o.flux.AllowedCIDRs, p)
 	}
 	if o.pprofAddr != "" {
 		if err := agent.CheckPprofAddr(o.pprofAddr); err != nil {

@@ -86,6 +86,10 @@ type Agent struct {
 	ui       http.Handler
 	// owns says which namespaces this shard exports (nil: unsharded).
 	owns func(string) bool
+	// fp is the transforms' Fingerprinter; dynamic reads what the Flux
+	// poller builds from (a Kustomization's spec).
+	fp      *model.Fingerprinter
+	dynamic dynamic.Interface
 }
 
 // New builds an agent without starting it.
@@ -134,7 +138,7 @@ func New(c Clients, cfg Config) *Agent {
 	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
 	reg.MustRegister(append(others, findings)...)
 	rest.MustRegister(others...)
-	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log, owns: owns}
+	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log, owns: owns, fp: tr.FP, dynamic: c.Dynamic}
 	a.ui = a.uiHandler(cfg.Web, cfg.Build.Version)
 	return a
 }

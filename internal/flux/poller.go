@@ -2,14 +2,17 @@ package flux
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -20,34 +23,70 @@ type Store interface {
 	SetFluxDesired(ks model.Ref, d *model.FluxDesired)
 }
 
-// Defaults of the agent's --flux-poll-interval (Poller.Interval) and
-// --flux-timeout (the timeout of the Fetcher's HTTP client: one artifact
-// download).
+// Defaults of the agent's --flux-poll-interval (Poller.Interval),
+// --flux-timeout (one artifact download) and --flux-build-timeout
+// (Poller.BuildTimeout).
 const (
 	DefaultPollInterval = 30 * time.Second
 	DefaultFetchTimeout = 30 * time.Second
+	DefaultBuildTimeout = 30 * time.Second
 )
 
+// Backoff of a failed download (fetch_failed): the first retry after a poll
+// interval, then doubling up to maxRetryInterval, until the artifact changes.
+const maxRetryInterval = 10 * time.Minute
+
 // Poller builds, for every Kustomization, what its source's current artifact
-// declares (Build) and records it in the model: once per artifact revision and
-// build-relevant spec, fetching each artifact once per round.
+// declares (Build) and records it in the model, or why it cannot
+// (FluxDesired.Unjudged): once per artifact digest and build-relevant spec,
+// downloading each artifact at most once per round.
 type Poller struct {
 	Fetcher  *Fetcher
 	Interval time.Duration
 	Logger   *slog.Logger
+	// GetKustomization reads a Kustomization from the apiserver: the build
+	// reads its spec (patches, postBuild), which the model does not keep.
+	GetKustomization func(ctx context.Context, namespace, name string) (map[string]any, error)
+	// FP is the transforms' Fingerprinter (BuildKey).
+	FP *model.Fingerprinter
+	// Available reports whether a watched resource is listed and permitted
+	// (nil: every one). No round runs before Kustomizations are.
+	Available func(model.Resource) bool
+	// BuildTimeout bounds one build (DefaultBuildTimeout).
+	BuildTimeout time.Duration
+	// Now is the clock (tests).
+	Now func() time.Time
 
 	fetches, failures atomic.Uint64
-	unjudged          atomic.Int64
-	logged            map[string]bool
+	mu                sync.Mutex
+	refusals          map[string]uint64
+	// limited: artifacts (by digest) that broke a limit, and builds (digest
+	// and build key) that did: never fetched or built again by this process.
+	limited map[string]string
+	// retry: the backoff of artifacts whose download failed, by digest.
+	retry  map[string]*retryState
+	logged map[string]bool
 }
 
-// Unjudged is the number of Kustomizations whose last build failed or is
-// unsupported.
-func (p *Poller) Unjudged() int { return int(p.unjudged.Load()) }
+type retryState struct {
+	b    *backoff.ExponentialBackOff
+	next time.Time
+}
 
-// Fetches and Failures count artifact downloads and the ones that failed.
+// Fetches and Failures count artifact downloads and the ones that failed;
+// Refusals the downloads refused before or while they were made, by
+// FetchError reason.
 func (p *Poller) Fetches() uint64  { return p.fetches.Load() }
 func (p *Poller) Failures() uint64 { return p.failures.Load() }
+func (p *Poller) Refusals() map[string]uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]uint64, len(p.refusals))
+	for k, v := range p.refusals {
+		out[k] = v
+	}
+	return out
+}
 
 // Run polls until ctx ends.
 func (p *Poller) Run(ctx context.Context, s Store) {
@@ -66,121 +105,325 @@ func (p *Poller) Run(ctx context.Context, s Store) {
 	}
 }
 
+// job is one Kustomization to build.
 type job struct {
-	ks       model.Ref
-	spec     BuildSpec
-	specKey  string
-	artifact Artifact
+	ks   model.Ref
+	a    Artifact
+	key  string // the Kustomization's BuildKey as the informer saw it
+	prev *model.FluxDesired
+}
+
+func (p *Poller) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Poller) init() {
+	if p.limited == nil {
+		p.limited, p.retry, p.logged, p.refusals = map[string]string{}, map[string]*retryState{}, map[string]bool{}, map[string]uint64{}
+	}
+	if p.Interval <= 0 {
+		p.Interval = DefaultPollInterval
+	}
+	if p.BuildTimeout <= 0 {
+		p.BuildTimeout = DefaultBuildTimeout
+	}
 }
 
 // Round brings every Kustomization's build up to date once.
 func (p *Poller) Round(ctx context.Context, s Store) {
-	if p.logged == nil {
-		p.logged = map[string]bool{}
+	p.init()
+	if p.Available != nil && !p.Available(model.ResKustomizations) {
+		return
 	}
+	now := p.now()
 	var jobs []job
-	var forget []model.Ref
+	type verdict struct {
+		ks model.Ref
+		d  *model.FluxDesired
+	}
+	var set []verdict
+	digests := map[string]bool{}
 	s.Read(func(v model.View) {
 		for _, k := range v.Kustomizations() {
 			ref := model.Ref{Namespace: k.Namespace, Name: k.Name}
+			prev, had := v.FluxDesiredOf(k.Namespace, k.Name)
+			if k.Deleting || k.DecodeErr != "" {
+				if had {
+					set = append(set, verdict{ref, nil})
+				}
+				continue
+			}
+			unjudged := func(reason, detail, rev, digest string) {
+				if had && prev.Unjudged == reason && prev.Detail == detail && prev.Revision == rev && prev.Digest == digest {
+					return
+				}
+				set = append(set, verdict{ref, p.unjudged(ref, prev, reason, detail, rev, digest, k.BuildKey, now)})
+			}
+			if !slices.Contains(SourceKinds, k.SourceKind) {
+				unjudged(UnjudgedSourceKind, fmt.Sprintf("sourceRef kind %q is not one driftwatch reads", truncate(k.SourceKind)), "", "")
+				continue
+			}
+			if res := model.FluxSourceResource(k.SourceKind); p.Available != nil && !p.Available(res) {
+				unjudged(UnjudgedSourceUnavailable, fmt.Sprintf("%s objects are not listed (CRD absent or forbidden)", k.SourceKind), "", "")
+				continue
+			}
 			src, ok := v.FluxSourceOf(k)
 			if !ok || src.ArtifactURL == "" || src.ArtifactRevision == "" {
-				if _, had := v.FluxDesiredOf(k.Namespace, k.Name); had {
-					forget = append(forget, ref)
-				}
+				unjudged(UnjudgedNoArtifact, fmt.Sprintf("%s %s/%s serves no artifact", k.SourceKind, k.SourceNamespace, k.SourceName), "", "")
 				continue
 			}
-			spec := SpecOf(k)
-			key := specKey(spec)
-			if d, ok := v.FluxDesiredOf(k.Namespace, k.Name); ok && d.Revision == src.ArtifactRevision && d.SpecKey == key {
+			a := Artifact{URL: src.ArtifactURL, Revision: src.ArtifactRevision, Digest: src.ArtifactDigest}
+			digests[a.Digest] = true
+			if had && prev.Revision == a.Revision && prev.Digest == a.Digest && prev.BuildKey == k.BuildKey &&
+				(prev.Judged() || !retryable(prev.Unjudged)) {
+				continue // up to date, or failed for good on this artifact and spec
+			}
+			if src.Suspend {
+				// A suspended source's status is written by nobody but
+				// whoever may edit it (Flux's flux-edit role, aggregated
+				// into edit): never fetched.
+				unjudged(UnjudgedSourceSuspended, fmt.Sprintf("%s %s/%s is suspended and its artifact changed since the last build", k.SourceKind, k.SourceNamespace, k.SourceName), a.Revision, a.Digest)
 				continue
 			}
-			jobs = append(jobs, job{ks: ref, spec: spec, specKey: key,
-				artifact: Artifact{URL: src.ArtifactURL, Revision: src.ArtifactRevision, Digest: src.ArtifactDigest}})
+			jobs = append(jobs, job{ks: ref, a: a, key: k.BuildKey, prev: prev})
 		}
 	})
-	for _, r := range forget {
-		s.SetFluxDesired(r, nil)
+	for _, x := range set {
+		s.SetFluxDesired(x.ks, x.d)
 	}
-	defer func() {
-		n := 0
-		s.Read(func(v model.View) {
-			for _, k := range v.Kustomizations() {
-				if d, ok := v.FluxDesiredOf(k.Namespace, k.Name); ok && (d.Err != "" || d.Unsupported != "") {
-					n++
-				}
-			}
-		})
-		p.unjudged.Store(int64(n))
-	}()
+	p.prune(digests)
 	// One download per artifact per round.
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].artifact.URL < jobs[j].artifact.URL })
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].a.Digest < jobs[j].a.Digest })
 	var fs FS
-	var fsURL string
+	var fsDigest string
 	var fsErr error
+	fetched := false
+	defer func() { fs.Wipe() }()
 	for _, j := range jobs {
 		if ctx.Err() != nil {
 			return
 		}
-		if j.artifact.URL != fsURL {
-			fsURL = j.artifact.URL
-			p.fetches.Add(1)
-			fctx, cancel := context.WithTimeout(ctx, time.Minute)
-			fs, fsErr = p.Fetcher.Fetch(fctx, j.artifact)
-			cancel()
-			if fsErr != nil {
-				p.failures.Add(1)
-			}
+		if !fetched || j.a.Digest != fsDigest {
+			fs.Wipe()
+			fs, fsErr = p.fetch(ctx, j.a, now)
+			fsDigest, fetched = j.a.Digest, true
 		}
-		d := &model.FluxDesired{Revision: j.artifact.Revision, SpecKey: j.specKey}
+		var d *model.FluxDesired
 		if fsErr != nil {
-			d.Err = fsErr.Error()
-		} else if res, err := Build(fs, j.spec); err != nil {
-			d.Err = "build: " + err.Error()
-		} else {
-			d.Unsupported = res.Unsupported
-			d.Objects, d.Vars = desiredObjects(res)
-		}
-		if d.Err != "" || d.Unsupported != "" {
-			k := j.ks.Namespace + "/" + j.ks.Name + "@" + j.artifact.Revision
-			if !p.logged[k] && p.Logger != nil {
-				p.logged[k] = true
-				if len(p.logged) > 10000 {
-					p.logged = map[string]bool{k: true}
-				}
-				p.Logger.Warn("flux: nothing is expected from this Kustomization's source", "kustomization", j.ks.Namespace+"/"+j.ks.Name,
-					"revision", j.artifact.Revision, "error", d.Err, "unsupported", d.Unsupported)
+			var skip *skipped
+			if errors.As(fsErr, &skip) {
+				continue // backing off: the previous verdict stands
 			}
+			reason, detail := fetchVerdict(fsErr)
+			d = p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, j.key, now)
+		} else {
+			d = p.build(ctx, j, fs, now)
 		}
-		s.SetFluxDesired(j.ks, d)
+		if d != nil {
+			s.SetFluxDesired(j.ks, d)
+		}
 	}
 }
 
-// SpecOf is the build-relevant part of a Kustomization.
-func SpecOf(k *model.FluxKustomization) BuildSpec {
-	spec := BuildSpec{Path: k.Path, TargetNamespace: k.TargetNamespace, NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix,
-		Components: k.Components, CommonAnnotations: k.CommonAnnotations, CommonLabels: k.CommonLabels}
-	for _, p := range k.Patches {
-		spec.Patches = append(spec.Patches, PatchTarget(p))
+// skipped: a download not attempted this round (its backoff runs).
+type skipped struct{}
+
+func (*skipped) Error() string { return "backing off" }
+
+// fetch downloads an artifact unless it broke a limit before or its backoff
+// runs.
+func (p *Poller) fetch(ctx context.Context, a Artifact, now time.Time) (FS, error) {
+	if why, ok := p.limited[a.Digest]; ok && a.Digest != "" {
+		return nil, &FetchError{Reason: FetchLimit, Detail: why + " (remembered: not fetched again)"}
 	}
-	return spec
+	if r, ok := p.retry[a.Digest]; ok && now.Before(r.next) {
+		return nil, &skipped{}
+	}
+	p.fetches.Add(1)
+	fs, err := p.Fetcher.Fetch(ctx, a)
+	if err == nil {
+		delete(p.retry, a.Digest)
+		return fs, nil
+	}
+	p.failures.Add(1)
+	var fe *FetchError
+	if errors.As(err, &fe) && fe.Refused() {
+		p.mu.Lock()
+		p.refusals[fe.Reason]++
+		p.mu.Unlock()
+	}
+	switch ReasonOf(err) {
+	case FetchLimit:
+		if a.Digest != "" {
+			p.limited[a.Digest] = limitDetail(err)
+		}
+	case FetchFailed:
+		r := p.retry[a.Digest]
+		if r == nil {
+			b := backoff.NewExponentialBackOff()
+			b.InitialInterval, b.Multiplier, b.RandomizationFactor = p.Interval, 2, 0.1
+			b.MaxInterval, b.MaxElapsedTime = maxRetryInterval, 0
+			b.Reset()
+			r = &retryState{b: b}
+			p.retry[a.Digest] = r
+		}
+		r.next = now.Add(r.b.NextBackOff())
+	}
+	return nil, err
 }
 
-func specKey(s BuildSpec) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%q %q %q %q %q %v\n", s.Path, s.TargetNamespace, s.NamePrefix, s.NameSuffix, s.Components, s.Patches)
-	for _, m := range []map[string]string{s.CommonAnnotations, s.CommonLabels} {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(h, "%q=%q ", k, m[k])
-		}
-		h.Write([]byte("\n"))
+func limitDetail(err error) string {
+	var fe *FetchError
+	if errors.As(err, &fe) {
+		return fe.Detail
 	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
+	return "a limit"
+}
+
+// fetchVerdict maps a download error to an unjudged reason.
+func fetchVerdict(err error) (reason, detail string) {
+	var fe *FetchError
+	detail = "the download failed"
+	if errors.As(err, &fe) {
+		detail = fe.Reason + ": " + fe.Detail
+	}
+	switch ReasonOf(err) {
+	case FetchLimit:
+		return UnjudgedLimit, detail
+	case FetchFailed:
+		return UnjudgedFetchFailed, detail
+	}
+	return UnjudgedFetchRefused, detail
+}
+
+// retryable: reasons that a later round may clear without a new artifact or
+// spec (a download failure after its backoff, an apiserver read).
+func retryable(reason string) bool {
+	return reason == UnjudgedFetchFailed || reason == UnjudgedSpecUnreadable
+}
+
+// build reads the Kustomization and builds it from fs within BuildTimeout.
+func (p *Poller) build(ctx context.Context, j job, fs FS, now time.Time) *model.FluxDesired {
+	if p.GetKustomization == nil {
+		return p.unjudged(j.ks, j.prev, UnjudgedSpecUnreadable, "no apiserver client to read the Kustomization", j.a.Revision, j.a.Digest, j.key, now)
+	}
+	gctx, cancel := context.WithTimeout(ctx, DefaultFetchTimeout)
+	obj, err := p.GetKustomization(gctx, j.ks.Namespace, j.ks.Name)
+	cancel()
+	if err != nil {
+		return p.unjudged(j.ks, j.prev, UnjudgedSpecUnreadable, "the Kustomization could not be read from the apiserver", j.a.Revision, j.a.Digest, j.key, now)
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	key := BuildKey(p.FP, spec)
+	if why, ok := p.limited[j.a.Digest+"/"+key]; ok {
+		return p.unjudged(j.ks, j.prev, UnjudgedLimit, why, j.a.Revision, j.a.Digest, key, now)
+	}
+	type out struct {
+		r   Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		r, err := Build(obj, fs)
+		done <- out{r, err}
+	}()
+	timer := time.NewTimer(p.BuildTimeout)
+	defer timer.Stop()
+	var o out
+	select {
+	case o = <-done:
+	case <-timer.C:
+		why := fmt.Sprintf("the build took longer than %s", p.BuildTimeout)
+		p.limited[j.a.Digest+"/"+key] = why
+		<-done // kustomize builds one at a time (a process-wide lock): wait for it before the next
+		return p.unjudged(j.ks, j.prev, UnjudgedLimit, why, j.a.Revision, j.a.Digest, key, now)
+	case <-ctx.Done():
+		<-done
+		return nil
+	}
+	if o.err != nil {
+		reason, detail := UnjudgedBuildFailed, "the build failed"
+		var be *BuildError
+		if errors.As(o.err, &be) {
+			reason, detail = be.Reason, be.Detail
+		}
+		if reason == UnjudgedLimit {
+			p.limited[j.a.Digest+"/"+key] = detail
+		}
+		return p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, key, now)
+	}
+	d := &model.FluxDesired{Revision: j.a.Revision, Digest: j.a.Digest, BuildKey: key}
+	d.Objects, d.Vars = desiredObjects(o.r)
+	if n := undetermined(d.Objects); n > 0 && p.Logger != nil {
+		p.logOnce(j.ks, "undetermined@"+j.a.Digest+key, "flux: objects of this Kustomization are undetermined: nothing is expected of them",
+			"kustomization", j.ks.Namespace+"/"+j.ks.Name, "revision", j.a.Revision, "objects", n, "why", firstUndetermined(d.Objects))
+	}
+	return d
+}
+
+// unjudged makes the verdict of a Kustomization that cannot be judged, and
+// logs it once per reason and artifact.
+func (p *Poller) unjudged(ks model.Ref, prev *model.FluxDesired, reason, detail, rev, digest, key string, now time.Time) *model.FluxDesired {
+	d := &model.FluxDesired{Revision: rev, Digest: digest, BuildKey: key, Unjudged: reason, Detail: detail, Since: now}
+	if prev != nil && prev.Unjudged == reason && !prev.Since.IsZero() {
+		d.Since = prev.Since
+	}
+	p.logOnce(ks, reason+"@"+digest+key, "flux: nothing is expected from this Kustomization", "kustomization", ks.Namespace+"/"+ks.Name,
+		"reason", reason, "detail", detail, "revision", rev)
+	return d
+}
+
+func (p *Poller) logOnce(ks model.Ref, what, msg string, args ...any) {
+	if p.Logger == nil {
+		return
+	}
+	k := ks.Namespace + "/" + ks.Name + "#" + what
+	if p.logged[k] {
+		return
+	}
+	if len(p.logged) > 10000 {
+		p.logged = map[string]bool{}
+	}
+	p.logged[k] = true
+	p.Logger.Warn(msg, args...)
+}
+
+// prune forgets the limits and backoffs of artifacts no source serves any
+// more (a later return fetches once more, then remembers again).
+func (p *Poller) prune(current map[string]bool) {
+	for k := range p.retry {
+		if !current[k] {
+			delete(p.retry, k)
+		}
+	}
+	for k := range p.limited {
+		digest, _, _ := strings.Cut(k, "/")
+		if !current[digest] {
+			delete(p.limited, k)
+		}
+	}
+}
+
+func undetermined(objs []model.FluxDesiredObject) int {
+	n := 0
+	for _, o := range objs {
+		if o.Undetermined != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func firstUndetermined(objs []model.FluxDesiredObject) string {
+	for _, o := range objs {
+		if o.Undetermined != "" {
+			return o.Kind + " " + o.Namespace + "/" + o.Name + ": " + o.Undetermined
+		}
+	}
+	return ""
 }
 
 // desiredObjects converts a build's result into model records.

@@ -9,9 +9,13 @@
 package flux
 
 import (
+	"encoding/hex"
+	"encoding/json"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 const (
@@ -106,6 +110,39 @@ type CrossNamespaceSourceReference struct {
 	Namespace  string `json:"namespace,omitempty"`
 }
 
+// DefaultNamespace is the namespace Flux installs its controllers in.
+const DefaultNamespace = "flux-system"
+
+// SourceKinds are the kinds of source whose artifact a Kustomization may
+// apply (kustomize-controller v1.9.6: the sourceRef kind enum).
+var SourceKinds = []string{"GitRepository", "OCIRepository", "Bucket", "ExternalArtifact"}
+
+// buildFields are the spec fields fluxcd/pkg/kustomize's generator, its build
+// and postBuild read, and commonMetadata, which kustomize-controller sets on
+// every object it applies: a change to any of them changes what is applied.
+var buildFields = []string{"path", "targetNamespace", "namePrefix", "nameSuffix", "patches", "patchesStrategicMerge",
+	"patchesJson6902", "components", "ignoreMissingComponents", "images", "buildMetadata", "postBuild", "decryption", "commonMetadata"}
+
+// BuildKey is a keyed fingerprint of the build-relevant fields of a
+// Kustomization's spec: it changes when they do, and it says nothing of them
+// (the patches and inline variables may hold values; the key never leaves the
+// process).
+func BuildKey(fp *model.Fingerprinter, spec map[string]any) string {
+	sub := map[string]any{}
+	for _, f := range buildFields {
+		if v, ok := spec[f]; ok {
+			sub[f] = v
+		}
+	}
+	b, err := json.Marshal(sub) // map keys sorted
+	if err != nil {
+		return "unencodable"
+	}
+	sum := fp.Sum(b)
+	clear(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // IgnoreRule is one spec.ignore entry: JSON pointers kustomize-controller leaves
 // out of drift detection and, for objects that exist, of the apply.
 type IgnoreRule struct {
@@ -171,7 +208,8 @@ type ResourceRef struct {
 }
 
 // Source is the status of a source.toolkit.fluxcd.io/v1 GitRepository (and of
-// an OCIRepository or Bucket: the same status.artifact).
+// an OCIRepository, a Bucket or an ExternalArtifact: the same status.artifact;
+// an ExternalArtifact has no spec.suspend).
 type Source struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -34,7 +34,8 @@ func fluxResources() []*resource {
 		kind     string
 		res      model.Resource
 		resource string
-	}{{"GitRepository", model.ResGitRepositories, "gitrepositories"}, {"OCIRepository", model.ResOCIRepositories, "ocirepositories"}, {"Bucket", model.ResBuckets, "buckets"}} {
+	}{{"GitRepository", model.ResGitRepositories, "gitrepositories"}, {"OCIRepository", model.ResOCIRepositories, "ocirepositories"}, {"Bucket", model.ResBuckets, "buckets"},
+		{"ExternalArtifact", model.ResExternalArtifacts, "externalartifacts"}} {
 		kind := src.kind
 		out = append(out, &resource{res: src.res, group: flux.SourceGroup, versions: []string{flux.SourceVersion}, resource: src.resource,
 			transform:      func(t *transform.Transformer) cache.TransformFunc { return t.FluxSource(kind) },

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -16,6 +17,10 @@ const (
 	ResGitRepositories Resource = "gitrepositories"
 	ResOCIRepositories Resource = "ocirepositories"
 	ResBuckets         Resource = "buckets"
+	// ResExternalArtifacts: source.toolkit.fluxcd.io/v1 ExternalArtifact, the
+	// artifacts of controllers other than source-controller (source-watcher's
+	// ArtifactGenerators).
+	ResExternalArtifacts Resource = "externalartifacts"
 )
 
 // FluxKustomization is the value-free record of a Flux Kustomization
@@ -27,7 +32,6 @@ type FluxKustomization struct {
 	// Kustomization's).
 	SourceKind, SourceNamespace, SourceName string
 	Path, TargetNamespace                   string
-	NamePrefix, NameSuffix                  string
 	Suspend                                 bool
 	// Ready is the Ready condition; Reconciling says whether the controller
 	// is at it (condition Reconciling=True).
@@ -46,13 +50,12 @@ type FluxKustomization struct {
 	InlineVars       []string
 	SubstituteAlways bool
 	HasPostBuild     bool
-	// What the build adds on top of the path (internal/flux BuildSpec).
-	Patches           []FluxPatchTarget
-	Components        []string
-	CommonAnnotations map[string]string
-	CommonLabels      map[string]string
-	Deleting          bool
-	DecodeErr         string
+	// BuildKey is a keyed fingerprint of the spec fields Flux's build reads
+	// (internal/flux.BuildKey): the spec itself (patches, inline variables)
+	// is not kept; the poller reads it from the apiserver when this changes.
+	BuildKey  string
+	Deleting  bool
+	DecodeErr string
 }
 
 // FluxObjRef names an object of a Kustomization's inventory.
@@ -72,15 +75,9 @@ type FluxSubstituteRef struct {
 	Optional   bool
 }
 
-// FluxPatchTarget is what a spec.patches entry may touch (kind and name
-// patterns; "" = any).
-type FluxPatchTarget struct {
-	Kind, Name  string
-	HasSelector bool
-}
-
 // FluxSource is the value-free record of a Flux source (GitRepository,
-// OCIRepository, Bucket): readiness and the artifact it serves.
+// OCIRepository, Bucket, ExternalArtifact): readiness and the artifact it
+// serves.
 type FluxSource struct {
 	ObjectMeta
 	Kind                           string
@@ -94,17 +91,25 @@ type FluxSource struct {
 }
 
 // FluxDesired is the value-free build of a Kustomization's source at an
-// artifact revision (internal/flux.Build), as the poller read it.
+// artifact revision (internal/flux.Build), as the poller read it, or why there
+// is none.
 type FluxDesired struct {
 	Kustomization Ref
-	// Revision: the artifact revision built; SpecKey: the build-relevant
-	// spec it was built for.
-	Revision, SpecKey string
-	Objects           []FluxDesiredObject
-	Vars              []FluxVarUse
-	// Unsupported or Err: nothing is expected from this build.
-	Unsupported, Err string
+	// Revision and Digest: the artifact built; BuildKey: the
+	// Kustomization's build-relevant spec it was built for.
+	Revision, Digest, BuildKey string
+	Objects                    []FluxDesiredObject
+	Vars                       []FluxVarUse
+	// Unjudged, when set, is why nothing is expected from this Kustomization
+	// (internal/flux Unjudged*: no_artifact, fetch_failed, build_failed...),
+	// Detail a value-free explanation; Objects is then empty.
+	Unjudged, Detail string
+	// Since: when the Kustomization became unjudged for this reason.
+	Since time.Time
 }
+
+// Judged reports whether the build is one to judge by.
+func (d *FluxDesired) Judged() bool { return d != nil && d.Unjudged == "" }
 
 // FluxDesiredObject is a Secret or ExternalSecret a Kustomization's build
 // produces: key names only.
@@ -209,6 +214,10 @@ func (s *Store) ClearFlux(r Resource) {
 	f.gen++
 }
 
+// FluxSourceResource is the resource of a Flux source kind ("" for a kind
+// driftwatch does not read).
+func FluxSourceResource(kind string) Resource { return sourceResource(kind) }
+
 func sourceResource(kind string) Resource {
 	switch kind {
 	case "GitRepository":
@@ -217,6 +226,8 @@ func sourceResource(kind string) Resource {
 		return ResOCIRepositories
 	case "Bucket":
 		return ResBuckets
+	case "ExternalArtifact":
+		return ResExternalArtifacts
 	}
 	return ""
 }

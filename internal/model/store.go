@@ -30,7 +30,7 @@ const (
 // AllResources in a stable order.
 var AllResources = []Resource{ResSecrets, ResPods, ResServiceAccounts, ResExternalSecrets,
 	ResSecretStores, ResClusterSecretStores, ResHelmReleases, ResApplications, ResNamespaces,
-	ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets}
+	ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets, ResExternalArtifacts}
 
 // StoreKey names a SecretStore (namespaced) or ClusterSecretStore (Namespace "").
 type StoreKey struct {
@@ -400,7 +400,7 @@ func (s *Store) ClearResource(r Resource) {
 		}
 	case ResApplications:
 		s.apps = map[Ref]*ArgoApp{}
-	case ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets:
+	case ResKustomizations, ResGitRepositories, ResOCIRepositories, ResBuckets, ResExternalArtifacts:
 		s.ClearFlux(r)
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
-	"github.com/driftwatch/driftwatch/internal/parse"
 )
 
 func fluxCondition(conds []metav1.Condition, typ string) model.Condition {
@@ -24,8 +23,9 @@ func fluxCondition(conds []metav1.Condition, typ string) model.Condition {
 }
 
 // Kustomization is the transform of the Flux Kustomization informer. The
-// inventory is reduced to its Secrets and ExternalSecrets; patch texts are
-// read for the kind and name they patch only.
+// inventory is reduced to its Secrets and ExternalSecrets; of what the build
+// reads (patches, inline postBuild variables, which may hold values) only a
+// keyed fingerprint is kept (BuildKey) and the variables' names.
 func (t *Transformer) Kustomization(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -42,11 +42,14 @@ func (t *Transformer) Kustomization(obj any) (any, error) {
 	rec := &model.FluxKustomization{ObjectMeta: objectMeta(&meta), DecodeErr: decodeErr,
 		Generation: u.GetGeneration(), ObservedGeneration: k.Status.ObservedGeneration,
 		SourceKind: k.Spec.SourceRef.Kind, SourceNamespace: k.Spec.SourceRef.Namespace, SourceName: k.Spec.SourceRef.Name,
-		Path: k.Spec.Path, TargetNamespace: k.Spec.TargetNamespace, NamePrefix: k.Spec.NamePrefix, NameSuffix: k.Spec.NameSuffix,
+		Path: k.Spec.Path, TargetNamespace: k.Spec.TargetNamespace,
 		Suspend: k.Spec.Suspend, Ready: fluxCondition(k.Status.Conditions, "Ready"),
 		Reconciling:         fluxCondition(k.Status.Conditions, "Reconciling").Status == "True",
 		LastAppliedRevision: k.Status.LastAppliedRevision, LastAttemptedRevision: k.Status.LastAttemptedRevision,
-		Components: k.Spec.Components, Deleting: u.GetDeletionTimestamp() != nil}
+		Deleting: u.GetDeletionTimestamp() != nil}
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		rec.BuildKey = flux.BuildKey(t.FP, spec)
+	}
 	if rec.SourceNamespace == "" {
 		rec.SourceNamespace = rec.Namespace
 	}
@@ -78,25 +81,6 @@ func (t *Transformer) Kustomization(obj any) (any, error) {
 			rec.InlineVars = append(rec.InlineVars, name)
 		}
 		sort.Strings(rec.InlineVars)
-	}
-	// Patches: the target, else the inline patch's own kind and name.
-	rawPatches, _, _ := unstructured.NestedSlice(u.Object, "spec", "patches")
-	for i, p := range k.Spec.Patches {
-		pt := model.FluxPatchTarget{}
-		if s := p.Target; s != nil {
-			pt.Kind, pt.Name = s.Kind, s.Name
-			pt.HasSelector = s.LabelSelector != "" || s.AnnotationSelector != ""
-		} else if i < len(rawPatches) {
-			if m, ok := rawPatches[i].(map[string]any); ok {
-				if text, ok := m["patch"].(string); ok {
-					pt.Kind, pt.Name = parse.PatchIdentity([]byte(text))
-				}
-			}
-		}
-		rec.Patches = append(rec.Patches, pt)
-	}
-	if cm := k.Spec.CommonMetadata; cm != nil {
-		rec.CommonAnnotations, rec.CommonLabels = cm.Annotations, cm.Labels
 	}
 	return rec, nil
 }
@@ -132,6 +116,8 @@ func sourceRes(kind string) model.Resource {
 		return model.ResOCIRepositories
 	case "Bucket":
 		return model.ResBuckets
+	case "ExternalArtifact":
+		return model.ResExternalArtifacts
 	}
 	return model.ResGitRepositories
 }

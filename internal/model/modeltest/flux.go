@@ -49,6 +49,10 @@ func KSReady(status, reason string) KSOption {
 	}
 }
 
+// KSBuildKey sets the fingerprint of the build-relevant spec (builds made by
+// Build carry none: "").
+func KSBuildKey(key string) KSOption { return func(k *model.FluxKustomization) { k.BuildKey = key } }
+
 // KSSuspend sets spec.suspend.
 func KSSuspend() KSOption { return func(k *model.FluxKustomization) { k.Suspend = true } }
 

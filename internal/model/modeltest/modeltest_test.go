@@ -211,7 +211,8 @@ func TestStoreAndAvailability(t *testing.T) {
 		[]any{mt.Desired{App: app, Objects: []model.DesiredObject{{Kind: "Secret", Namespace: "shop", Name: "db"}}}},
 		mt.Kustomization("flux-system", "apps"), mt.GitRepository("flux-system", "apps"),
 		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "oci"), Kind: "OCIRepository"},
-		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "bucket"), Kind: "Bucket"})
+		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "bucket"), Kind: "Bucket"},
+		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "generated"), Kind: "ExternalArtifact"})
 	got := mt.Read(s, func(v model.View) map[model.Resource]int { return v.Counts() })
 	for _, r := range model.AllResources {
 		if got[r] != 1 {
@@ -228,7 +229,7 @@ func TestStoreAndAvailability(t *testing.T) {
 	}{
 		"All": {mt.All(), model.AllResources},
 		"AllBut": {mt.AllBut(model.ResPods, model.ResSecrets), []model.Resource{model.ResServiceAccounts, model.ResExternalSecrets, model.ResSecretStores, model.ResClusterSecretStores, model.ResHelmReleases, model.ResApplications, model.ResNamespaces,
-			model.ResKustomizations, model.ResGitRepositories, model.ResOCIRepositories, model.ResBuckets}},
+			model.ResKustomizations, model.ResGitRepositories, model.ResOCIRepositories, model.ResBuckets, model.ResExternalArtifacts}},
 		"Only":      {mt.Only(model.ResPods), []model.Resource{model.ResPods}},
 		"Health":    {model.AvailabilityOf(mt.HealthOnly(model.ResPods).States()), []model.Resource{model.ResPods}},
 		"HealthAll": {model.AvailabilityOf(mt.HealthAll().States()), model.AllResources},
