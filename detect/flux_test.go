@@ -49,8 +49,17 @@ func TestFluxClaimsAndLookAlikes(t *testing.T) {
 		{name: "not ready", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSReady("False", "ReconciliationFailed"))...), src: mt.GitRepository(fluxNS, "apps")},
 		{name: "still reconciling a new generation", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSGeneration(2))...), src: mt.GitRepository(fluxNS, "apps")},
 		{name: "applied an older revision", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSApplied("main@sha1:0000"))...), src: mt.GitRepository(fluxNS, "apps")},
-		{name: "source moved on", ks: mt.Kustomization(fluxNS, "apps", manages...), src: otherSrc},
-		{name: "source not ready", ks: mt.Kustomization(fluxNS, "apps", manages...), src: notReadySrc},
+		// The build is of the revision the Kustomization applied: evidence,
+		// whatever the source does meanwhile (the poller builds the new
+		// revision on its next round, which is then pending).
+		{name: "source moved on", ks: mt.Kustomization(fluxNS, "apps", manages...), src: otherSrc, claimed: true,
+			want: []string{"shop/api/X", "shop/api/Y", "shop/db/A", "shop/db/B"}},
+		// A Git outage: source-controller keeps serving the last artifact,
+		// kustomize-controller keeps it applied and stays Ready=True.
+		{name: "source not ready", ks: mt.Kustomization(fluxNS, "apps", manages...), src: notReadySrc, claimed: true,
+			want: []string{"shop/api/X", "shop/api/Y", "shop/db/A", "shop/db/B"}},
+		{name: "built from another spec than the one reconciled", ks: mt.Kustomization(fluxNS, "apps", append(manages, mt.KSBuildKey("other"))...),
+			src: mt.GitRepository(fluxNS, "apps")},
 		{name: "not in the inventory", ks: mt.Kustomization(fluxNS, "apps"), src: mt.GitRepository(fluxNS, "apps"), claimed: true},
 	}
 	for _, c := range cases {
@@ -81,7 +90,7 @@ func TestFluxClaimsAndLookAlikes(t *testing.T) {
 				}
 			}
 			want := []string(nil)
-			if c.name == "applied" {
+			if c.claimed && c.want != nil {
 				want = []string{"api/Y", "db/B"}
 			}
 			if !reflect.DeepEqual(flux, want) {

@@ -58,7 +58,7 @@ func FluxIgnoreTraps(v model.View) []FluxIgnoreTrap {
 			continue
 		}
 		d, ok := v.FluxDesiredOf(k.Namespace, k.Name)
-		if !ok || d.Err != "" || d.Unsupported != "" {
+		if !ok || !d.Judged() {
 			continue
 		}
 		_, claimed := fluxClaim(v, k)

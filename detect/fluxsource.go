@@ -22,8 +22,12 @@ type FluxApplied struct {
 // FluxClaims lists the Kustomizations whose status claims the build's
 // revision applied: Ready=True for the current generation, not suspended or
 // being deleted, status.lastAppliedRevision equal to the artifact revision
-// driftwatch built, and that artifact still the source's (Ready=True). A
-// build that failed or uses what driftwatch does not reproduce claims nothing.
+// driftwatch built, from the spec the controller reconciled (the build's
+// BuildKey is the Kustomization's). The source's own Ready is no condition:
+// while its Git server is down, source-controller keeps serving the last
+// artifact and kustomize-controller keeps applying it and stays Ready=True
+// (test/e2e/flux TestFluxGitOutage), so the claim holds. A Kustomization
+// driftwatch could not build claims nothing.
 func FluxClaims(v model.View) []FluxApplied {
 	var out []FluxApplied
 	for _, k := range v.Kustomizations() {
@@ -40,11 +44,7 @@ func fluxClaim(v model.View, k *model.FluxKustomization) (*model.FluxDesired, bo
 		return nil, false
 	}
 	d, ok := v.FluxDesiredOf(k.Namespace, k.Name)
-	if !ok || d.Err != "" || d.Unsupported != "" || !flux.RevisionsEqual(k.LastAppliedRevision, d.Revision) {
-		return nil, false
-	}
-	src, ok := v.FluxSourceOf(k)
-	if !ok || src.Ready.Status != "True" || !flux.RevisionsEqual(src.ArtifactRevision, d.Revision) {
+	if !ok || !d.Judged() || d.BuildKey != k.BuildKey || !flux.RevisionsEqual(k.LastAppliedRevision, d.Revision) {
 		return nil, false
 	}
 	return d, true
@@ -73,7 +73,7 @@ func fluxGitOpsDesired(v model.View) []Desired {
 	var out []Desired
 	for _, k := range v.Kustomizations() {
 		d, ok := v.FluxDesiredOf(k.Namespace, k.Name)
-		if !ok || d.Err != "" || d.Unsupported != "" || k.Deleting || k.DecodeErr != "" {
+		if !ok || !d.Judged() || k.Deleting || k.DecodeErr != "" {
 			continue
 		}
 		_, claimed := fluxClaim(v, k)
