@@ -72,12 +72,13 @@ The read-only rules: exactly those of deploy/manifests/clusterrole.yaml
 - apiGroups: ["argoproj.io"]
   resources: ["applications"]
   verbs: ["get", "list", "watch"]
-# Flux: Kustomizations and the sources whose artifacts they apply.
+# Flux: Kustomizations (get: their spec is read at build time) and the
+# sources whose artifacts they apply.
 - apiGroups: ["kustomize.toolkit.fluxcd.io"]
   resources: ["kustomizations"]
   verbs: ["get", "list", "watch"]
 - apiGroups: ["source.toolkit.fluxcd.io"]
-  resources: ["gitrepositories", "ocirepositories", "buckets"]
+  resources: ["gitrepositories", "ocirepositories", "buckets", "externalartifacts"]
   verbs: ["get", "list", "watch"]
 {{- if not .namespaced }}
 # Namespaces: only for their driftwatch.io/ignore annotation.
