@@ -21,6 +21,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,6 +97,8 @@ var scenarios = []struct {
 		"--set", "prometheusRule.clusterLabel=k8s_cluster",
 		"--set", "prometheusRule.keepFiringFor=30m",
 		"--set", "extraEnv[0].name=GOMEMLIMIT", "--set", "extraEnv[0].value=400MiB",
+		"--set", "flux.allowedHosts={artifacts.example.com:443}", "--set", "flux.buildTimeout=1m",
+		"--set", "argocd.server=https://argocd-server.argocd.svc",
 	}},
 	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "sharding.watch=namespaces", "--set", "podDisruptionBudget.enabled=true"}},
 	{"namespaced", []string{"--set", "rbac.namespaced=true", "--set", "rbac.namespaces={team-a,team-b}"}},
@@ -134,6 +137,18 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"--set", "health.port=0"},
 		{"--set", "health.port=http"},
 		{"--set", "ui.secretPage=maybe"},
+		{"--set", "flux.artifacts=maybe"},
+		{"--set", "flux.namespace=Flux_System"},
+		{"--set", "flux.maxArtifactBytes=64Mi"},
+		{"--set", "flux.maxArtifactBytes=0"},
+		{"--set", "flux.buildTimeout=soon"},
+		{"--set", "flux.allowedCIDRs={10.0.0.0}"},
+		{"--set", "flux.allowedHosts={https://artifacts.example.com}"},
+		{"--set", "flux.sourceHost=http://localhost:9090"},
+		{"--set", "argocd.server=argocd-server:443"},
+		{"--set", "networkPolicy.egress.enabled=yes"},
+		{"--set", "networkPolicy.egress.argocd.port=http"},
+		{"--set", "networkPolicy.egress.ingress=true"},
 	} {
 		if _, err := helm(t, append([]string{"template", release, chart, "--kube-version", kubeVersion}, bad...)...); err == nil {
 			t.Errorf("helm template %v: accepted", bad)
@@ -221,6 +236,8 @@ func newTyped(apiVersion, kind string) (any, error) {
 		return &rbacv1.Role{}, nil
 	case "rbac.authorization.k8s.io/v1/RoleBinding":
 		return &rbacv1.RoleBinding{}, nil
+	case "networking.k8s.io/v1/NetworkPolicy":
+		return &networkingv1.NetworkPolicy{}, nil
 	case "policy/v1/PodDisruptionBudget":
 		return &policyv1.PodDisruptionBudget{}, nil
 	case "monitoring.coreos.com/v1/ServiceMonitor":
@@ -608,7 +625,8 @@ func checkEverything(t *testing.T, objs []object) {
 	t.Helper()
 	d := byKind(objs, "Deployment")[0].obj.(*appsv1.Deployment)
 	args := d.Spec.Template.Spec.Containers[0].Args
-	for _, a := range []string{"--namespaces=team-a,team-b", "--exclude-namespaces=kube-system", "--no-key-label", "--flip-window=2h", "--log-format=text"} {
+	for _, a := range []string{"--namespaces=team-a,team-b", "--exclude-namespaces=kube-system", "--no-key-label", "--flip-window=2h", "--log-format=text",
+		"--flux-allowed-hosts=artifacts.example.com:443", "--flux-build-timeout=1m", "--argocd-server=https://argocd-server.argocd.svc"} {
 		if !contains(args, a) {
 			t.Errorf("args %q: want %s", args, a)
 		}

@@ -72,12 +72,13 @@ The read-only rules: exactly those of deploy/manifests/clusterrole.yaml
 - apiGroups: ["argoproj.io"]
   resources: ["applications"]
   verbs: ["get", "list", "watch"]
-# Flux: Kustomizations and the sources whose artifacts they apply.
+# Flux: Kustomizations (get: their spec is read at build time) and the
+# sources whose artifacts they apply.
 - apiGroups: ["kustomize.toolkit.fluxcd.io"]
   resources: ["kustomizations"]
   verbs: ["get", "list", "watch"]
 - apiGroups: ["source.toolkit.fluxcd.io"]
-  resources: ["gitrepositories", "ocirepositories", "buckets"]
+  resources: ["gitrepositories", "ocirepositories", "buckets", "externalartifacts"]
   verbs: ["get", "list", "watch"]
 {{- if not .namespaced }}
 # Namespaces: only for their driftwatch.io/ignore annotation.
@@ -147,6 +148,39 @@ spec:
         - --health-probe-bind-address=:{{ .Values.health.port }}
         {{- if ne .Values.prometheusRule.runbookBaseURL "https://github.com/driftwatch/driftwatch/blob/main/docs/runbooks/" }}
         - --runbook-base-url={{ .Values.prometheusRule.runbookBaseURL }}
+        {{- end }}
+        {{- with .Values.flux }}
+        {{- if not .artifacts }}
+        - --flux-artifacts=false
+        {{- end }}
+        {{- if ne .namespace "flux-system" }}
+        - --flux-namespace={{ .namespace }}
+        {{- end }}
+        {{- with .sourceHost }}
+        - --flux-source-host={{ . }}
+        {{- end }}
+        {{- with .allowedHosts }}
+        - --flux-allowed-hosts={{ join "," . }}
+        {{- end }}
+        {{- with .allowedCIDRs }}
+        - --flux-allowed-cidrs={{ join "," . }}
+        {{- end }}
+        {{- if ne .pollInterval "30s" }}
+        - --flux-poll-interval={{ .pollInterval }}
+        {{- end }}
+        {{- if ne .timeout "30s" }}
+        - --flux-timeout={{ .timeout }}
+        {{- end }}
+        {{- /* int64: a number from a values file is a float64 (6.7108864e+07) */}}
+        {{- if ne (int64 .maxArtifactBytes) 67108864 }}
+        - --flux-max-artifact-bytes={{ int64 .maxArtifactBytes }}
+        {{- end }}
+        {{- if ne .buildTimeout "30s" }}
+        - --flux-build-timeout={{ .buildTimeout }}
+        {{- end }}
+        {{- end }}
+        {{- with .Values.argocd.server }}
+        - --argocd-server={{ . }}
         {{- end }}
         {{- if .Values.web.configSecret }}
         - --web.config.file=/etc/driftwatch/web/{{ .Values.web.configKey }}
