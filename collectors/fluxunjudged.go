@@ -27,11 +27,16 @@ var (
 		Help: "1 for each Flux Kustomization nothing is expected from, with the reason (see driftwatch_flux_kustomizations_unjudged): " +
 			"its Secrets and ExternalSecrets are not judged, so a key missing from them is not reported.",
 		Labels: []string{"namespace", "kustomization", "reason"}, Kind: finding.KindHealth})
+	descFluxUndetermined = declare(finding.Family{Name: "driftwatch_flux_undetermined_objects",
+		Help: "Secrets and ExternalSecrets of a judged Flux Kustomization whose name or keys driftwatch cannot determine " +
+			"(a postBuild.substituteFrom variable in them, a generated name hashed from SOPS-encrypted content): nothing is " +
+			"expected of them. The agent's log names them.",
+		Labels: []string{"namespace", "kustomization"}, Kind: finding.KindHealth})
 )
 
 func init() {
 	register(detector{name: detect.DetectorFluxUnjudged, requires: []model.Resource{model.ResKustomizations},
-		emit: emitFluxUnjudged, families: []*prometheus.Desc{descFluxUnjudged, descFluxUnjudgedKS}})
+		emit: emitFluxUnjudged, families: []*prometheus.Desc{descFluxUnjudged, descFluxUnjudgedKS, descFluxUndetermined}})
 }
 
 func emitFluxUnjudged(e *emitter, v model.View, _ model.Availability, _ time.Time) {
@@ -45,5 +50,8 @@ func emitFluxUnjudged(e *emitter, v model.View, _ model.Availability, _ time.Tim
 	}
 	for _, r := range flux.UnjudgedReasons {
 		e.gauge(descFluxUnjudged, float64(count[r]), r)
+	}
+	for _, u := range detect.FluxUndetermined(v) {
+		e.gauge(descFluxUndetermined, float64(u.Objects), u.Namespace, u.Name)
 	}
 }

@@ -37,3 +37,35 @@ func FluxUnjudged(v model.View) []FluxUnjudgedKustomization {
 	}
 	return out
 }
+
+// FluxUndeterminedObjects counts the undetermined objects of a judged
+// Kustomization's build.
+type FluxUndeterminedObjects struct {
+	Namespace, Name string
+	Objects         int
+}
+
+// FluxUndetermined lists the Kustomizations whose build holds undetermined
+// objects (a name or keys driftwatch cannot tell), sorted.
+func FluxUndetermined(v model.View) []FluxUndeterminedObjects {
+	var out []FluxUndeterminedObjects
+	for _, k := range v.Kustomizations() {
+		if k.Suspend || k.Deleting || k.DecodeErr != "" {
+			continue
+		}
+		d, ok := v.FluxDesiredOf(k.Namespace, k.Name)
+		if !ok || !d.Judged() {
+			continue
+		}
+		n := 0
+		for _, o := range d.Objects {
+			if o.Undetermined != "" {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, FluxUndeterminedObjects{Namespace: k.Namespace, Name: k.Name, Objects: n})
+		}
+	}
+	return out
+}
