@@ -168,6 +168,35 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// Check runs the checks Fetch makes before any request (the URL's scheme, its
+// host against the allowed ones, the digest): a caller that already holds the
+// content of a.Digest uses it for a only when Check passes.
+func (f *Fetcher) Check(a Artifact) error {
+	if _, _, err := f.check(a); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (f *Fetcher) check(a Artifact) (*url.URL, digestSpec, *FetchError) {
+	u, err := url.Parse(a.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.Host == "" {
+		return nil, digestSpec{}, refuse(RefuseNotHTTP, "artifact URL is not an http(s) URL with a host")
+	}
+	f.once.Do(f.init)
+	if !f.hostAllowed(u) {
+		return nil, digestSpec{}, refuse(RefuseHostNotAllowed, "host %s is not an allowed artifact host", quote(u.Host, 100))
+	}
+	dg, ferr := parseDigest(a.Digest)
+	if ferr != nil {
+		return nil, digestSpec{}, ferr
+	}
+	return u, dg, nil
+}
+
+// UserAgent is the User-Agent of the artifact downloads.
+const UserAgent = "driftwatch-flux-artifacts"
+
 // defaultTimeout of one download.
 const defaultTimeout = 30 * time.Second
 
@@ -348,15 +377,7 @@ func parseDigest(d string) (digestSpec, *FetchError) {
 // The downloaded tarball is zeroed before Fetch returns, on every path.
 // The caller owns the FS and calls Wipe once done with it.
 func (f *Fetcher) Fetch(ctx context.Context, a Artifact) (FS, error) {
-	u, err := url.Parse(a.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.Host == "" {
-		return nil, refuse(RefuseNotHTTP, "artifact URL is not an http(s) URL with a host")
-	}
-	f.once.Do(f.init)
-	if !f.hostAllowed(u) {
-		return nil, refuse(RefuseHostNotAllowed, "host %s is not an allowed artifact host", quote(u.Host, 100))
-	}
-	dg, ferr := parseDigest(a.Digest)
+	u, dg, ferr := f.check(a)
 	if ferr != nil {
 		return nil, ferr
 	}
@@ -372,6 +393,9 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact) (FS, error) {
 	if err != nil {
 		return nil, failed("cannot build the request to host %s", host)
 	}
+	// Name the agent in the artifact server's logs (kustomize-controller's
+	// requests carry Go's default).
+	req.Header.Set("User-Agent", UserAgent)
 	resp, err := f.client.Do(req)
 	if err != nil {
 		if resp != nil && resp.Body != nil {

@@ -63,7 +63,7 @@ type Poller struct {
 	// limited: artifacts (by digest) that broke a limit, and builds (digest
 	// and build key) that did: never fetched or built again by this process.
 	limited map[string]string
-	// retry: the backoff of artifacts whose download failed, by digest.
+	// retry: the backoff of downloads that failed, by URL and digest.
 	retry  map[string]*retryState
 	logged map[string]bool
 }
@@ -195,29 +195,41 @@ func (p *Poller) Round(ctx context.Context, s Store) {
 		s.SetFluxDesired(x.ks, x.d)
 	}
 	p.prune(digests)
-	// One download per artifact per round.
+	// One download per artifact (digest) per round: sources that serve the
+	// same content share it; an error belongs to the URL that gave it.
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].a.Digest < jobs[j].a.Digest })
-	var fs FS
-	var fsDigest string
-	var fsErr error
-	fetched := false
-	defer func() { fs.Wipe() }()
+	var cur FS
+	var curDigest string
+	have := false
+	defer func() { cur.Wipe() }()
 	for _, j := range jobs {
 		if ctx.Err() != nil {
 			return
 		}
-		if !fetched || j.a.Digest != fsDigest {
-			fs.Wipe()
-			fs, fsErr = p.fetch(ctx, j.a, now)
-			fsDigest, fetched = j.a.Digest, true
+		if !have || j.a.Digest != curDigest {
+			cur.Wipe()
+			cur, have, curDigest = nil, false, j.a.Digest
+		}
+		fs := cur
+		var err error
+		if have {
+			// The content of this digest, downloaded for another source:
+			// used only where this source's own URL passes the checks.
+			if err = p.Fetcher.Check(j.a); err != nil {
+				p.count(err)
+			}
+		} else {
+			if fs, err = p.fetch(ctx, j.a, now); err == nil {
+				cur, have = fs, true
+			}
 		}
 		var d *model.FluxDesired
-		if fsErr != nil {
+		if err != nil {
 			var skip *skipped
-			if errors.As(fsErr, &skip) {
+			if errors.As(err, &skip) {
 				continue // backing off: the previous verdict stands
 			}
-			reason, detail := fetchVerdict(fsErr)
+			reason, detail := fetchVerdict(err)
 			d = p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, j.key, now)
 		} else {
 			d = p.build(ctx, j, fs, now)
@@ -239,40 +251,46 @@ func (p *Poller) fetch(ctx context.Context, a Artifact, now time.Time) (FS, erro
 	if why, ok := p.limited[a.Digest]; ok && a.Digest != "" {
 		return nil, &FetchError{Reason: FetchLimit, Detail: why + " (remembered: not fetched again)"}
 	}
-	if r, ok := p.retry[a.Digest]; ok && now.Before(r.next) {
+	retryKey := a.URL + "|" + a.Digest
+	if r, ok := p.retry[retryKey]; ok && now.Before(r.next) {
 		return nil, &skipped{}
 	}
 	p.fetches.Add(1)
 	fs, err := p.Fetcher.Fetch(ctx, a)
 	if err == nil {
-		delete(p.retry, a.Digest)
+		delete(p.retry, retryKey)
 		return fs, nil
 	}
 	p.failures.Add(1)
-	var fe *FetchError
-	if errors.As(err, &fe) && fe.Refused() {
-		p.mu.Lock()
-		p.refusals[fe.Reason]++
-		p.mu.Unlock()
-	}
+	p.count(err)
 	switch ReasonOf(err) {
 	case FetchLimit:
 		if a.Digest != "" {
 			p.limited[a.Digest] = limitDetail(err)
 		}
 	case FetchFailed:
-		r := p.retry[a.Digest]
+		r := p.retry[retryKey]
 		if r == nil {
 			b := backoff.NewExponentialBackOff()
 			b.InitialInterval, b.Multiplier, b.RandomizationFactor = p.Interval, 2, 0.1
 			b.MaxInterval, b.MaxElapsedTime = maxRetryInterval, 0
 			b.Reset()
 			r = &retryState{b: b}
-			p.retry[a.Digest] = r
+			p.retry[retryKey] = r
 		}
 		r.next = now.Add(r.b.NextBackOff())
 	}
 	return nil, err
+}
+
+// count adds a refusal to the refusals by reason.
+func (p *Poller) count(err error) {
+	var fe *FetchError
+	if errors.As(err, &fe) && fe.Refused() {
+		p.mu.Lock()
+		p.refusals[fe.Reason]++
+		p.mu.Unlock()
+	}
 }
 
 func limitDetail(err error) string {
@@ -395,7 +413,7 @@ func (p *Poller) logOnce(ks model.Ref, what, msg string, args ...any) {
 // more (a later return fetches once more, then remembers again).
 func (p *Poller) prune(current map[string]bool) {
 	for k := range p.retry {
-		if !current[k] {
+		if _, digest, _ := strings.Cut(k, "|"); !current[digest] {
 			delete(p.retry, k)
 		}
 	}

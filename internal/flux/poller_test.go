@@ -280,3 +280,30 @@ func TestPollerBuildTimeout(t *testing.T) {
 		t.Fatalf("built again after a timeout: %+v", d)
 	}
 }
+
+// Two sources serving the same content (one digest) share one download; an
+// error belongs to the URL that gave it, not to the digest.
+func TestPollerSharedDigest(t *testing.T) {
+	f := newPollerFixture(t, reg("app/s.yaml", secretYAML("db", "A")))
+	bad := *f.src
+	bad.Name, bad.ArtifactURL = "mirror", "http://elsewhere.example/x.tar.gz"
+	f.store.UpsertFluxSource(&bad)
+	other := mt.Kustomization("flux-system", "mirror")
+	other.BuildKey = f.ks.BuildKey
+	f.store.UpsertKustomization(other)
+	twin := mt.Kustomization("flux-system", "twin")
+	twin.SourceName, twin.BuildKey = "apps", f.ks.BuildKey
+	f.store.UpsertKustomization(twin)
+	f.p.Round(context.Background(), f.store)
+	f.store.Read(func(v model.View) {
+		for name, want := range map[string]string{"apps": "", "twin": "", "mirror": UnjudgedFetchRefused} {
+			d, ok := v.FluxDesiredOf("flux-system", name)
+			if !ok || d.Unjudged != want {
+				t.Errorf("%s: %+v, want unjudged %q", name, d, want)
+			}
+		}
+	})
+	if n := f.srv.hits.Load(); n != 1 {
+		t.Errorf("%d downloads, want 1", n)
+	}
+}
