@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/lint"
 )
 
@@ -54,6 +55,7 @@ func Lint(args []string, stdin io.Reader, stdout, stderr io.Writer, version stri
 	verbose := fs.Bool("v", false, "verbose: also list the assumptions made and the documents skipped")
 	namespace := fs.String("namespace", "default", "namespace of the namespaced objects that name none")
 	stdinName := fs.String("stdin-name", lint.StdinName, "file name to report documents read from stdin under (the chart or kustomization path, for PR annotations)")
+	fluxSource := fs.String("flux-source", "", "the checkout Flux Kustomizations in the input apply from (the root their spec.path is relative to): each is built from it with Flux's own kustomize, as the agent builds the artifact")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -100,7 +102,17 @@ func Lint(args []string, stdin io.Reader, stdout, stderr io.Writer, version stri
 	if *stdinName != lint.StdinName {
 		in.Rename(lint.StdinName, *stdinName)
 	}
-	rep := lint.Evaluate(in, lint.Options{Namespace: *namespace, Strict: *strict})
+	opts := lint.Options{Namespace: *namespace, Strict: *strict}
+	if *fluxSource != "" {
+		src, err := flux.ReadDir(*fluxSource, flux.Limits{})
+		if err != nil {
+			fmt.Fprintf(stderr, "agent lint: --flux-source %s: %v\n", *fluxSource, err)
+			return ExitError
+		}
+		defer src.Wipe()
+		opts.FluxSource = src
+	}
+	rep := lint.Evaluate(in, opts)
 	switch *output {
 	case "json":
 		err = lint.WriteJSON(stdout, rep, threshold, *strict)

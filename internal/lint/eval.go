@@ -30,6 +30,11 @@ type Options struct {
 	// Strict reports what the rendering does not show (a Secret made elsewhere,
 	// keys an open key set may hold) as findings instead of assumptions.
 	Strict bool
+	// FluxSource is the checkout a rendering's Flux Kustomizations apply
+	// from (--flux-source): each is built from it with Flux's own build, as
+	// the agent builds the artifact (nil: not built; judged from the
+	// Kustomization alone).
+	FluxSource flux.FS
 
 	// beforeDetector is collectors.Config.BeforeDetector (tests inject a
 	// failing detector with it).
@@ -555,10 +560,14 @@ func (e *evaluation) application(d *Doc, ns string) {
 // Kustomization applied an object of that kind (and name, when literal). A
 // rule without a target, or with a pattern for a kind, is not judged offline.
 func (e *evaluation) kustomization(d *Doc, ns string) {
-	rec0, _ := e.t.Kustomization(e.unstructured(d, ns))
+	u := e.unstructured(d, ns)
+	rec0, _ := e.t.Kustomization(u)
 	rec := rec0.(*model.FluxKustomization)
 	if rec.DecodeErr != "" {
 		e.problem(d, "malformed document: Kustomization %s: spec does not decode", d.Name)
+		return
+	}
+	if e.opts.FluxSource != nil && e.builtKustomization(d, ns, rec, u.Object) {
 		return
 	}
 	literal := func(s string) bool { return !strings.ContainsAny(s, `*?[]()|+.^$\{}`) }
@@ -590,6 +599,38 @@ func (e *evaluation) kustomization(d *Doc, ns string) {
 	}
 	e.store.UpsertKustomization(rec)
 	e.store.SetFluxDesired(model.Ref{Namespace: ns, Name: d.Name}, &model.FluxDesired{Objects: objs})
+}
+
+// builtKustomization builds a Kustomization from --flux-source with the
+// agent's build (Flux's own): its Secrets and ExternalSecrets are what it
+// applies, as if kustomize-controller had applied them all (the inventory),
+// and the detectors that read a build (the ignore trap) judge them. It
+// reports false, with an assumption, when the build fails: the Kustomization
+// is then judged from its spec alone.
+func (e *evaluation) builtKustomization(d *Doc, ns string, rec *model.FluxKustomization, obj map[string]any) bool {
+	res, err := flux.Build(obj, e.opts.FluxSource)
+	if err != nil {
+		e.report.Assumptions = append(e.report.Assumptions, Assumption{Rule: "flux_ignore_trap",
+			Message:   fmt.Sprintf("Kustomization %s/%s is not built from --flux-source (%v): judged from its spec alone", ns, d.Name, err),
+			Locations: []Location{e.loc(d, d.lineOf("spec", "path"), "")}})
+		return false
+	}
+	rec.Ready, rec.LastAppliedRevision, rec.LastAttemptedRevision, rec.Inventory = model.Condition{}, "", "", nil
+	var objs []model.FluxDesiredObject
+	for _, o := range res.Objects {
+		if o.Undetermined != "" {
+			e.report.Assumptions = append(e.report.Assumptions, Assumption{Rule: "flux_ignore_trap",
+				Message:   fmt.Sprintf("Kustomization %s/%s: %s %s/%s is not judged: %s", ns, d.Name, o.Kind, o.Namespace, o.Name, o.Undetermined),
+				Locations: []Location{e.loc(d, d.Line, "")}})
+			continue
+		}
+		objs = append(objs, model.FluxDesiredObject{Group: o.Group(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
+			DataKeys: o.DataKeys, ES: o.ES, Labels: o.Labels, Annotations: o.Annotations, SOPS: o.SOPS})
+		rec.Inventory = append(rec.Inventory, model.FluxObjRef{Group: o.Group(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
+	}
+	e.store.UpsertKustomization(rec)
+	e.store.SetFluxDesired(model.Ref{Namespace: ns, Name: d.Name}, &model.FluxDesired{Objects: objs, BuildKey: rec.BuildKey})
+	return true
 }
 
 func (e *evaluation) serviceAccount(d *Doc, ns string) {

@@ -188,7 +188,7 @@ spec:
 			case s.Name == "driftwatch_flux_artifact_fetches_total" && s.Labels["result"] == "error":
 				failed = s.Value
 			case s.Name == "driftwatch_flux_kustomizations_unjudged":
-				unjudged = s.Value
+				unjudged += s.Value
 			}
 		}
 		return ok, failed, unjudged
@@ -229,7 +229,7 @@ spec:
 	// no last-applied finding.
 	findings := func(name string) bool {
 		return strings.HasPrefix(name, "driftwatch_flux_") && !strings.HasPrefix(name, "driftwatch_flux_artifact") &&
-			name != "driftwatch_flux_kustomizations_unjudged" ||
+			!strings.HasPrefix(name, "driftwatch_flux_kustomization") ||
 			name == "driftwatch_secret_missing_key" || name == "driftwatch_secret_absent" ||
 			strings.Contains(name, "last_applied")
 	}
