@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end tests run (etcd, kube-apiserver,
 # kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, Flux's
-# source-controller, kustomize-controller and helm-controller, and for the node:
-# kubelet, kube-proxy, kube-scheduler, crictl) into a cache folder outside the
-# work tree, keyed on each tool module's go.mod + go.sum, and installs
+# source-controller, kustomize-controller and helm-controller, the sopsenc
+# helper, and for the node: kubelet, kube-proxy, kube-scheduler, crictl) into a
+# cache folder outside the work tree, keyed on each tool module's go.mod +
+# go.sum (and a tool's own source when it is in this repository), and installs
 # Prometheus, promtool, Alertmanager, redis-server and the node's runtime
 # (containerd, runc, buildah, CNI plugins, iptables, busybox) from Debian when
 # they are absent.
@@ -19,8 +20,21 @@ key() { cat "$@" | sha256sum | cut -c1-16; }
 
 # build_tool MODULE_DIR NAME PACKAGE [extra go build flags...]
 build_tool() {
-  local dir=$1 name=$2 pkg=$3; shift 3
-  local k; k=$(key "$here/$dir/go.mod" "$here/$dir/go.sum")
+  local k; k=$(key "$here/$1/go.mod" "$here/$1/go.sum")
+  build_keyed "$k" "$@"
+}
+
+# build_src_tool MODULE_DIR NAME PACKAGE [extra go build flags...]: for a tool
+# whose source is in this repository (PACKAGE a folder of MODULE_DIR), keyed on
+# go.mod + go.sum + the package's *.go files.
+build_src_tool() {
+  local k; k=$(key "$here/$1/go.mod" "$here/$1/go.sum" "$here/$1/$3"/*.go)
+  build_keyed "$k" "$@"
+}
+
+# build_keyed KEY MODULE_DIR NAME PACKAGE [extra go build flags...]
+build_keyed() {
+  local k=$1 dir=$2 name=$3 pkg=$4; shift 4
   local stamp="$bin/.$name.key"
   if [ -x "$bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$k" ]; then
     log "$name up to date ($k)"; return
@@ -65,6 +79,10 @@ build_tool flux kustomize-controller github.com/fluxcd/kustomize-controller -ldf
 # beyond what the other two compile it needs 82 packages (Helm v4's action and
 # storage, its own), so it costs little once they are built.
 build_tool flux helm-controller github.com/fluxcd/helm-controller -ldflags "-s -w"
+# sopsenc (test/tools/flux/sopsenc): encrypts the tests' SOPS files with age
+# using the sops v3.13.2 packages kustomize-controller decrypts with, so it
+# reuses their compiled packages from the build above.
+build_src_tool flux sopsenc ./sopsenc -ldflags "-s -w"
 
 # Prometheus 2.42 (+promtool) and Alertmanager 0.25 from Debian.
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then

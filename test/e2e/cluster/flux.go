@@ -70,12 +70,13 @@ func fluxFile(name string) (string, error) {
 	return p, nil
 }
 
-// fluxTools lists the binaries the Flux part needs.
+// fluxTools lists the binaries the Flux part needs (sopsenc for the tests'
+// SOPS-encrypted files: SOPSEncrypt).
 func fluxTools(opts Options) []string {
 	if !opts.Flux {
 		return nil
 	}
-	return []string{FluxSourceBin, FluxKustomizeBin, FluxHelmBin}
+	return []string{FluxSourceBin, FluxKustomizeBin, FluxHelmBin, SOPSEncBin}
 }
 
 // flux is the running Flux part of a stack.
