@@ -66,7 +66,8 @@ func (c *Cluster) BuildAgent() (string, error) {
 //
 //	--kubeconfig <AgentKubeconfig> --listen 127.0.0.1:PORT --log-format json --log-level debug
 //
-// followed by extraArgs. The agent is stopped when the test ends, and its
+// then, with Flux in the stack, FluxAgentArgs, followed by extraArgs (a later
+// flag wins). The agent is stopped when the test ends, and its
 // log is written to the test log if the test failed.
 func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
 	t.Helper()
@@ -84,7 +85,7 @@ func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
 		"--listen", addr,
 		"--log-format", "json",
 		"--log-level", "debug",
-	}, extraArgs...)
+	}, append(c.FluxAgentArgs(), extraArgs...)...)
 	c.mu.Lock()
 	n := len(c.agents)
 	c.mu.Unlock()

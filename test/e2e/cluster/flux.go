@@ -49,7 +49,11 @@ var fluxFiles = append(append([]string{}, fluxCRDFiles...), "controller.yaml", "
 var (
 	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
-	HelmReleaseGVR   = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
+	// ExternalArtifactGVR: the artifacts of controllers other than
+	// source-controller. No controller of the stack writes them; a test does,
+	// as source-watcher would.
+	ExternalArtifactGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "externalartifacts"}
+	HelmReleaseGVR      = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 )
 
 // FluxDir is where build.sh copies Flux's manifests: $DRIFTWATCH_FLUX, else
@@ -127,6 +131,17 @@ func (c *Cluster) FluxSourceStorageURL() string {
 		return ""
 	}
 	return c.flux.storageURL
+}
+
+// FluxAgentArgs are the agent flags that let it download the stack's
+// artifacts: source-controller listens on 127.0.0.1, an address the
+// agent's fetch refuses unless allowed (as an operator would allow a
+// port-forward), and its artifact URLs name that address.
+func (c *Cluster) FluxAgentArgs() []string {
+	if c.flux == nil {
+		return nil
+	}
+	return []string{"--flux-allowed-hosts", strings.TrimPrefix(c.flux.storageURL, "http://"), "--flux-allowed-cidrs", "127.0.0.0/8"}
 }
 
 // FluxKustomizeLog returns the path of kustomize-controller's log.
@@ -270,7 +285,8 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 
 	f.kustomize = &process{
 		name: "kustomize-controller", path: bins[FluxKustomizeBin], logPath: filepath.Join(c.LogDir, "kustomize-controller.log"),
-		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
+		// ExternalArtifact sources, as `flux install --components-extra=source-watcher` enables them.
+		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true", "--feature-gates=ExternalArtifact=true",
 			"--metrics-addr=" + addr(ports[3]), "--health-addr=" + addr(ports[4]),
 			"--log-level=debug"},
 		env: append([]string{"KUBECONFIG=" + kustomizeKC, "TMPDIR=" + filepath.Join(f.dir, "kustomize-tmp")}, common...),
@@ -453,4 +469,37 @@ spec:
   prune: true
   targetNamespace: %s
 %s`, name, source, path, target, spec)
+}
+
+// WriteExternalArtifact creates (or updates) the ExternalArtifact ns/name and
+// writes its status as a third-party artifact producer does (source-watcher's
+// ArtifactGenerator): Ready=True with the given artifact (a status.artifact
+// map: url, revision, digest, path, size, lastUpdateTime).
+func (c *Cluster) WriteExternalArtifact(t testing.TB, ns, name string, artifact map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := c.Dynamic.Resource(ExternalArtifactGVR).Namespace(ns)
+	obj, err := res.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "ExternalArtifact",
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"spec":     map[string]any{"sourceRef": map[string]any{"apiVersion": "source.extensions.fluxcd.io/v1beta1", "kind": "ArtifactGenerator", "name": "e2e"}},
+		}}
+		if obj, err = res.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create ExternalArtifact %s/%s: %v", ns, name, err)
+		}
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	rev, _ := artifact["revision"].(string)
+	obj.Object["status"] = map[string]any{
+		"observedGeneration": obj.GetGeneration(),
+		"artifact":           artifact,
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded",
+			"message": "stored artifact for revision '" + rev + "'", "lastTransitionTime": now, "observedGeneration": obj.GetGeneration()}},
+	}
+	if _, err := res.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("write ExternalArtifact %s/%s status: %v", ns, name, err)
+	}
 }
