@@ -128,7 +128,7 @@ func artifact(path, url string) *meta.Artifact {
 	}
 }
 
-// sources are the three source kinds a Kustomization's sourceRef may name,
+// sources are the four source kinds a Kustomization's sourceRef may name,
 // each Ready with an artifact, and one suspended GitRepository without one.
 func sources() []any {
 	src := "http://source-controller.flux-system.svc.cluster.local./"
@@ -156,6 +156,18 @@ func sources() []any {
 			Status: sourcev1.OCIRepositoryStatus{
 				ObservedGeneration: 4, Conditions: ready(metav1.ConditionTrue, meta.SucceededReason, "stored artifact", 4),
 				Artifact: artifact("ocirepository/flux-system/infra/sha256:3b1e.tar.gz", src+"ocirepository/flux-system/infra/sha256:3b1e.tar.gz"),
+			},
+		},
+		// An ExternalArtifact, as source-watcher's ArtifactGenerator writes one
+		// (no spec.suspend: the local mirror's stays false).
+		&sourcev1.ExternalArtifact{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.ExternalArtifactKind},
+			ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: "flux-system", Generation: 1},
+			Spec: sourcev1.ExternalArtifactSpec{SourceRef: &meta.NamespacedObjectKindReference{
+				APIVersion: "source.extensions.fluxcd.io/v1beta1", Kind: "ArtifactGenerator", Name: "apps"}},
+			Status: sourcev1.ExternalArtifactStatus{
+				Conditions: ready(metav1.ConditionTrue, meta.SucceededReason, "stored artifact", 1),
+				Artifact:   artifact("externalartifact/flux-system/apps/9f86d081.tar.gz", "http://source-watcher.flux-system.svc.cluster.local./externalartifact/flux-system/apps/9f86d081.tar.gz"),
 			},
 		},
 		&sourcev1.Bucket{
