@@ -56,7 +56,7 @@ step "short fuzz budget"
 # is minimising a new input, go test reports "context deadline exceeded" as a
 # failure (a flake that is not a finding). Helm payloads are slow to decode.
 fuzztime=${DRIFTWATCH_FUZZTIME:-20000x}
-for pkg in ./internal/parse/ ./internal/argocd/ignorepath/ ./internal/lint/ ./internal/transform/; do
+for pkg in ./internal/parse/ ./internal/argocd/ignorepath/ ./internal/lint/ ./internal/transform/ ./internal/flux/desired/; do
   for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     budget=$fuzztime
     [ "$f" = FuzzHelmRelease ] && budget=${DRIFTWATCH_FUZZTIME_HELM:-1500x}

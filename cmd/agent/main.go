@@ -31,6 +31,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/internal/kube"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
@@ -134,10 +135,10 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.fluxHosts, "flux-allowed-hosts", "", "comma-separated hosts (host or host:port) artifacts may also be downloaded from")
 	fs.StringVar(&o.fluxCIDRs, "flux-allowed-cidrs", "", "comma-separated CIDRs the artifact download may connect to although they are loopback, link-local or metadata addresses (refused by default)")
 	fs.StringVar(&o.flux.SourceHost, "flux-source-host", "", "host:port replacing the host of allowed Flux artifact URLs (as kustomize-controller's SOURCE_CONTROLLER_LOCALHOST)")
-	fs.DurationVar(&o.flux.PollInterval, "flux-poll-interval", flux.DefaultPollInterval, "how often Kustomizations' sources are checked for a new artifact")
-	fs.DurationVar(&o.flux.Timeout, "flux-timeout", flux.DefaultFetchTimeout, "timeout of one artifact download")
-	fs.Int64Var(&o.flux.MaxArtifactBytes, "flux-max-artifact-bytes", flux.DefaultLimits().Inflated, "bytes one artifact may inflate to (counted while inflating); a larger one is not built and not fetched again")
-	fs.DurationVar(&o.flux.BuildTimeout, "flux-build-timeout", flux.DefaultBuildTimeout, "time budget of one Kustomization's build")
+	fs.DurationVar(&o.flux.PollInterval, "flux-poll-interval", desired.DefaultPollInterval, "how often Kustomizations' sources are checked for a new artifact")
+	fs.DurationVar(&o.flux.Timeout, "flux-timeout", desired.DefaultFetchTimeout, "timeout of one artifact download")
+	fs.Int64Var(&o.flux.MaxArtifactBytes, "flux-max-artifact-bytes", desired.DefaultLimits().Inflated, "bytes one artifact may inflate to (counted while inflating); a larger one is not built and not fetched again")
+	fs.DurationVar(&o.flux.BuildTimeout, "flux-build-timeout", desired.DefaultBuildTimeout, "time budget of one Kustomization's build")
 	fs.DurationVar(&o.notConverging, "argocd-not-converging-threshold", dwcollectors.DefaultNotConvergingThreshold, "report an Application OutOfSync this long after a Succeeded sync")
 	fs.StringVar(&o.esoSA, "eso-service-account", detect.DefaultESOServiceAccount.String(), "NAMESPACE/NAME of the ESO controller's ServiceAccount (used by stores with ambient auth)")
 	fs.StringVar(&o.pprofAddr, "debug-pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060), with the same --web.config.file as every other endpoint (TLS, basic auth); off by default")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -62,15 +63,15 @@ func (a *Agent) StartFlux(ctx context.Context, cfg FluxConfig) error {
 		log = slog.Default()
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = flux.DefaultFetchTimeout
+		cfg.Timeout = desired.DefaultFetchTimeout
 	}
-	limits := flux.DefaultLimits()
+	limits := desired.DefaultLimits()
 	if cfg.MaxArtifactBytes > 0 {
 		limits.Inflated = cfg.MaxArtifactBytes
 	}
-	f := &flux.Fetcher{FluxNamespace: cfg.Namespace, AllowedHosts: cfg.AllowedHosts, AllowedCIDRs: cfg.AllowedCIDRs,
+	f := &desired.Fetcher{FluxNamespace: cfg.Namespace, AllowedHosts: cfg.AllowedHosts, AllowedCIDRs: cfg.AllowedCIDRs,
 		SourceHost: cfg.SourceHost, Timeout: cfg.Timeout, Limits: limits, Transport: cfg.Transport}
-	p := &flux.Poller{Fetcher: f, Interval: cfg.PollInterval, BuildTimeout: cfg.BuildTimeout, FP: a.fp,
+	p := &desired.Poller{Fetcher: f, Interval: cfg.PollInterval, BuildTimeout: cfg.BuildTimeout, FP: a.fp,
 		Logger: log.With("component", "flux"), Available: a.available}
 	if a.dynamic != nil {
 		p.GetKustomization = func(ctx context.Context, ns, name string) (map[string]any, error) {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/internal/lint"
 )
 
@@ -104,7 +104,7 @@ func Lint(args []string, stdin io.Reader, stdout, stderr io.Writer, version stri
 	}
 	opts := lint.Options{Namespace: *namespace, Strict: *strict}
 	if *fluxSource != "" {
-		src, err := flux.ReadDir(*fluxSource, flux.Limits{})
+		src, err := desired.ReadDir(*fluxSource, desired.Limits{})
 		if err != nil {
 			fmt.Fprintf(stderr, "agent lint: --flux-source %s: %v\n", *fluxSource, err)
 			return ExitError

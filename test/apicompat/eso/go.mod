@@ -62,12 +62,12 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	k8s.io/apiextensions-apiserver v0.34.1 // indirect
+	k8s.io/apiextensions-apiserver v0.36.4 // indirect
 	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
-	sigs.k8s.io/controller-runtime v0.22.3 // indirect
+	sigs.k8s.io/controller-runtime v0.24.1 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
@@ -88,3 +88,10 @@ replace (
 	k8s.io/apimachinery => k8s.io/apimachinery v0.34.1
 	k8s.io/client-go => k8s.io/client-go v0.34.1
 )
+
+// ESO v0.20's API types import controller-runtime: keep the version ESO
+// requires. The main module now requires controller-runtime v0.24.1 (through
+// fluxcd/pkg/kustomize), which minimal version selection would pick here, and
+// v0.24.1's pkg/cache does not compile with client-go v0.37.2 (it is not
+// compiled in the main module, which imports only pkg/client).
+replace sigs.k8s.io/controller-runtime => sigs.k8s.io/controller-runtime v0.22.3

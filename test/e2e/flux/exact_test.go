@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -204,7 +205,7 @@ func liveKeys(t *testing.T, c *cluster.Cluster, kind, ns, name string) ([]string
 }
 
 // TestFluxBuildExactness applies one repository through the real
-// kustomize-controller and through driftwatch's build (internal/flux.Build
+// kustomize-controller and through driftwatch's build (internal/desired.Build
 // on the artifact source-controller serves, with each Kustomization as the
 // apiserver returns it: what the agent does), and compares, object by object,
 // the kind, namespace and name of every Secret and ExternalSecret, with a
@@ -275,7 +276,7 @@ func TestFluxBuildExactness(t *testing.T) {
 	}
 
 	// driftwatch's build of the same artifact, as the agent makes it.
-	fetcher := &flux.Fetcher{AllowedHosts: []string{strings.TrimPrefix(c.FluxSourceStorageURL(), "http://")},
+	fetcher := &desired.Fetcher{AllowedHosts: []string{strings.TrimPrefix(c.FluxSourceStorageURL(), "http://")},
 		AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	url, _ := art["url"].(string)
 	digest, _ := art["digest"].(string)
@@ -293,7 +294,7 @@ func TestFluxBuildExactness(t *testing.T) {
 			t.Fatal(err)
 		}
 		t0 := time.Now()
-		res, err := flux.Build(obj.Object, fs)
+		res, err := desired.Build(obj.Object, fs)
 		took := time.Since(t0)
 		if err != nil {
 			t.Errorf("%s: driftwatch's build fails where kustomize-controller applied %s: %v", l.name, ks.LastApplied, err)
@@ -418,7 +419,7 @@ func srcKind(l layout) string {
 // expectedUndetermined: the layout names the object (kind/name, or a
 // prefix of it for a generated name) among those driftwatch cannot
 // determine.
-func expectedUndetermined(l layout, o flux.Object) bool {
+func expectedUndetermined(l layout, o desired.Object) bool {
 	for _, u := range l.undetermined {
 		if strings.HasPrefix(o.Kind+"/"+o.Name, u) {
 			return true
@@ -427,7 +428,7 @@ func expectedUndetermined(l layout, o flux.Object) bool {
 	return false
 }
 
-func sortedKeys(o flux.Object) []string {
+func sortedKeys(o desired.Object) []string {
 	var keys []string
 	if o.ES != nil {
 		keys = append(keys, o.ES.DataKeys...)

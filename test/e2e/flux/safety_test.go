@@ -23,12 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
 // artifactHost is a third-party artifact server of the test (as
 // source-watcher would be): per path, the bytes it serves; it counts the
-// agent's requests (User-Agent flux.UserAgent) apart from
+// agent's requests (User-Agent desired.UserAgent) apart from
 // kustomize-controller's.
 type artifactHost struct {
 	*httptest.Server
@@ -45,7 +46,7 @@ func newArtifactHost(t *testing.T) *artifactHost {
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		body, status, to := h.files[r.URL.Path], h.status[r.URL.Path], h.redirect[r.URL.Path]
-		fromAgent := r.Header.Get("User-Agent") == flux.UserAgent
+		fromAgent := r.Header.Get("User-Agent") == desired.UserAgent
 		if fromAgent {
 			if h.agent[r.URL.Path] == nil {
 				h.agent[r.URL.Path] = &atomic.Int64{}

@@ -1,9 +1,10 @@
-package flux
+package desired
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"log/slog"
 	"slices"
 	"sort"
@@ -108,8 +109,8 @@ func (p *Poller) Run(ctx context.Context, s Store) {
 // job is one Kustomization to build.
 type job struct {
 	ks   model.Ref
-	a    Artifact
-	key  string // the Kustomization's BuildKey as the informer saw it
+	a    flux.Artifact
+	key  string // the Kustomization's flux.BuildKey as the informer saw it
 	prev *model.FluxDesired
 }
 
@@ -162,20 +163,20 @@ func (p *Poller) Round(ctx context.Context, s Store) {
 				}
 				set = append(set, verdict{ref, p.unjudged(ref, prev, reason, detail, rev, digest, k.BuildKey, now)})
 			}
-			if !slices.Contains(SourceKinds, k.SourceKind) {
-				unjudged(UnjudgedSourceKind, fmt.Sprintf("sourceRef kind %q is not one driftwatch reads", truncate(k.SourceKind)), "", "")
+			if !slices.Contains(flux.SourceKinds, k.SourceKind) {
+				unjudged(flux.UnjudgedSourceKind, fmt.Sprintf("sourceRef kind %q is not one driftwatch reads", truncate(k.SourceKind)), "", "")
 				continue
 			}
 			if res := model.FluxSourceResource(k.SourceKind); p.Available != nil && !p.Available(res) {
-				unjudged(UnjudgedSourceUnavailable, fmt.Sprintf("%s objects are not listed (CRD absent or forbidden)", k.SourceKind), "", "")
+				unjudged(flux.UnjudgedSourceUnavailable, fmt.Sprintf("%s objects are not listed (CRD absent or forbidden)", k.SourceKind), "", "")
 				continue
 			}
 			src, ok := v.FluxSourceOf(k)
 			if !ok || src.ArtifactURL == "" || src.ArtifactRevision == "" {
-				unjudged(UnjudgedNoArtifact, fmt.Sprintf("%s %s/%s serves no artifact", k.SourceKind, k.SourceNamespace, k.SourceName), "", "")
+				unjudged(flux.UnjudgedNoArtifact, fmt.Sprintf("%s %s/%s serves no artifact", k.SourceKind, k.SourceNamespace, k.SourceName), "", "")
 				continue
 			}
-			a := Artifact{URL: src.ArtifactURL, Revision: src.ArtifactRevision, Digest: src.ArtifactDigest}
+			a := flux.Artifact{URL: src.ArtifactURL, Revision: src.ArtifactRevision, Digest: src.ArtifactDigest}
 			digests[a.Digest] = true
 			if had && prev.Revision == a.Revision && prev.Digest == a.Digest && prev.BuildKey == k.BuildKey &&
 				(prev.Judged() || !retryable(prev.Unjudged)) {
@@ -185,7 +186,7 @@ func (p *Poller) Round(ctx context.Context, s Store) {
 				// A suspended source's status is written by nobody but
 				// whoever may edit it (Flux's flux-edit role, aggregated
 				// into edit): never fetched.
-				unjudged(UnjudgedSourceSuspended, fmt.Sprintf("%s %s/%s is suspended and its artifact changed since the last build", k.SourceKind, k.SourceNamespace, k.SourceName), a.Revision, a.Digest)
+				unjudged(flux.UnjudgedSourceSuspended, fmt.Sprintf("%s %s/%s is suspended and its artifact changed since the last build", k.SourceKind, k.SourceNamespace, k.SourceName), a.Revision, a.Digest)
 				continue
 			}
 			jobs = append(jobs, job{ks: ref, a: a, key: k.BuildKey, prev: prev})
@@ -247,9 +248,9 @@ func (*skipped) Error() string { return "backing off" }
 
 // fetch downloads an artifact unless it broke a limit before or its backoff
 // runs.
-func (p *Poller) fetch(ctx context.Context, a Artifact, now time.Time) (FS, error) {
+func (p *Poller) fetch(ctx context.Context, a flux.Artifact, now time.Time) (FS, error) {
 	if why, ok := p.limited[a.Digest]; ok && a.Digest != "" {
-		return nil, &FetchError{Reason: FetchLimit, Detail: why + " (remembered: not fetched again)"}
+		return nil, &FetchError{Reason: flux.FetchLimit, Detail: why + " (remembered: not fetched again)"}
 	}
 	retryKey := a.URL + "|" + a.Digest
 	if r, ok := p.retry[retryKey]; ok && now.Before(r.next) {
@@ -264,11 +265,11 @@ func (p *Poller) fetch(ctx context.Context, a Artifact, now time.Time) (FS, erro
 	p.failures.Add(1)
 	p.count(err)
 	switch ReasonOf(err) {
-	case FetchLimit:
+	case flux.FetchLimit:
 		if a.Digest != "" {
 			p.limited[a.Digest] = limitDetail(err)
 		}
-	case FetchFailed:
+	case flux.FetchFailed:
 		r := p.retry[retryKey]
 		if r == nil {
 			b := backoff.NewExponentialBackOff()
@@ -309,35 +310,35 @@ func fetchVerdict(err error) (reason, detail string) {
 		detail = fe.Reason + ": " + fe.Detail
 	}
 	switch ReasonOf(err) {
-	case FetchLimit:
-		return UnjudgedLimit, detail
-	case FetchFailed:
-		return UnjudgedFetchFailed, detail
+	case flux.FetchLimit:
+		return flux.UnjudgedLimit, detail
+	case flux.FetchFailed:
+		return flux.UnjudgedFetchFailed, detail
 	}
-	return UnjudgedFetchRefused, detail
+	return flux.UnjudgedFetchRefused, detail
 }
 
 // retryable: reasons that a later round may clear without a new artifact or
 // spec (a download failure after its backoff, an apiserver read).
 func retryable(reason string) bool {
-	return reason == UnjudgedFetchFailed || reason == UnjudgedSpecUnreadable
+	return reason == flux.UnjudgedFetchFailed || reason == flux.UnjudgedSpecUnreadable
 }
 
 // build reads the Kustomization and builds it from fs within BuildTimeout.
 func (p *Poller) build(ctx context.Context, j job, fs FS, now time.Time) *model.FluxDesired {
 	if p.GetKustomization == nil {
-		return p.unjudged(j.ks, j.prev, UnjudgedSpecUnreadable, "no apiserver client to read the Kustomization", j.a.Revision, j.a.Digest, j.key, now)
+		return p.unjudged(j.ks, j.prev, flux.UnjudgedSpecUnreadable, "no apiserver client to read the Kustomization", j.a.Revision, j.a.Digest, j.key, now)
 	}
 	gctx, cancel := context.WithTimeout(ctx, DefaultFetchTimeout)
 	obj, err := p.GetKustomization(gctx, j.ks.Namespace, j.ks.Name)
 	cancel()
 	if err != nil {
-		return p.unjudged(j.ks, j.prev, UnjudgedSpecUnreadable, "the Kustomization could not be read from the apiserver", j.a.Revision, j.a.Digest, j.key, now)
+		return p.unjudged(j.ks, j.prev, flux.UnjudgedSpecUnreadable, "the Kustomization could not be read from the apiserver", j.a.Revision, j.a.Digest, j.key, now)
 	}
 	spec, _ := obj["spec"].(map[string]any)
-	key := BuildKey(p.FP, spec)
+	key := flux.BuildKey(p.FP, spec)
 	if why, ok := p.limited[j.a.Digest+"/"+key]; ok {
-		return p.unjudged(j.ks, j.prev, UnjudgedLimit, why, j.a.Revision, j.a.Digest, key, now)
+		return p.unjudged(j.ks, j.prev, flux.UnjudgedLimit, why, j.a.Revision, j.a.Digest, key, now)
 	}
 	type out struct {
 		r   Result
@@ -357,18 +358,18 @@ func (p *Poller) build(ctx context.Context, j job, fs FS, now time.Time) *model.
 		why := fmt.Sprintf("the build took longer than %s", p.BuildTimeout)
 		p.limited[j.a.Digest+"/"+key] = why
 		<-done // kustomize builds one at a time (a process-wide lock): wait for it before the next
-		return p.unjudged(j.ks, j.prev, UnjudgedLimit, why, j.a.Revision, j.a.Digest, key, now)
+		return p.unjudged(j.ks, j.prev, flux.UnjudgedLimit, why, j.a.Revision, j.a.Digest, key, now)
 	case <-ctx.Done():
 		<-done
 		return nil
 	}
 	if o.err != nil {
-		reason, detail := UnjudgedBuildFailed, "the build failed"
+		reason, detail := flux.UnjudgedBuildFailed, "the build failed"
 		var be *BuildError
 		if errors.As(o.err, &be) {
 			reason, detail = be.Reason, be.Detail
 		}
-		if reason == UnjudgedLimit {
+		if reason == flux.UnjudgedLimit {
 			p.limited[j.a.Digest+"/"+key] = detail
 		}
 		return p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, key, now)
@@ -457,23 +458,4 @@ func desiredObjects(r Result) ([]model.FluxDesiredObject, []model.FluxVarUse) {
 		vars = append(vars, model.FluxVarUse{Var: v.Var, Kind: v.Kind, Namespace: v.Namespace, Name: v.Name})
 	}
 	return objs, vars
-}
-
-// RevisionsEqual compares two Flux revisions ("main@sha1:<sha>", or a bare
-// SHA from older controllers).
-func RevisionsEqual(a, b string) bool {
-	if a == b {
-		return true
-	}
-	return a != "" && b != "" && revisionDigest(a) == revisionDigest(b)
-}
-
-func revisionDigest(r string) string {
-	if i := strings.LastIndex(r, "@"); i >= 0 {
-		r = r[i+1:]
-	}
-	if i := strings.Index(r, ":"); i >= 0 {
-		r = r[i+1:]
-	}
-	return r
 }

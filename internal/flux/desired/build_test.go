@@ -1,7 +1,8 @@
-package flux
+package desired
 
 import (
 	"errors"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -191,7 +192,7 @@ func TestBuildLayouts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := mustBuild(t, ks(t, c.spec), c.fs)
 			wantShape(t, r, c.want...)
-			if strings.HasPrefix(c.name, "commonMetadata") && r.Objects[0].Annotations[AnnotationSSA] != SSAIfNotPresent {
+			if strings.HasPrefix(c.name, "commonMetadata") && r.Objects[0].Annotations[flux.AnnotationSSA] != flux.SSAIfNotPresent {
 				t.Errorf("annotations %v", r.Objects[0].Annotations)
 			}
 		})
@@ -216,7 +217,7 @@ func TestBuildPostBuild(t *testing.T) {
 	t.Run("strict: a variable nothing defines fails the build, as kustomize-controller v1.9 fails it", func(t *testing.T) {
 		_, err := Build(ks(t, "path: app\npostBuild:\n  substitute: {ENV: prod, TARGET: app-creds}\n"), fs)
 		var be *BuildError
-		if !errors.As(err, &be) || be.Reason != UnjudgedBuildFailed {
+		if !errors.As(err, &be) || be.Reason != flux.UnjudgedBuildFailed {
 			t.Fatalf("err = %v, want build_failed", err)
 		}
 	})
@@ -323,8 +324,8 @@ func TestBuildNeverFetchesRemoteBases(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := Build(ks(t, "path: app"), fs)
 			var be *BuildError
-			if !errors.As(err, &be) || be.Reason != UnjudgedRemoteBase {
-				t.Fatalf("err = %v, want reason %s", err, UnjudgedRemoteBase)
+			if !errors.As(err, &be) || be.Reason != flux.UnjudgedRemoteBase {
+				t.Fatalf("err = %v, want reason %s", err, flux.UnjudgedRemoteBase)
 			}
 			if strings.Contains(be.Detail, srv.URL) || strings.Contains(be.Detail, "example.com") {
 				t.Errorf("the detail quotes the URL: %q", be.Detail)

@@ -1,4 +1,4 @@
-package flux
+package desired
 
 import (
 	"fmt"
@@ -20,10 +20,10 @@ func benchFiles() FS {
 			"  target: {name: t%d}\n  data:\n  - {secretKey: U, remoteRef: {key: u}}\n  - {secretKey: P, remoteRef: {key: p}}\n---\n", i, i)
 	}
 	return FS{
-		"apps/base/kustomization.yaml":    []byte("resources: [all.yaml]\nnamePrefix: base-\n"),
-		"apps/base/all.yaml":              []byte(base.String()),
-		"apps/prod/kustomization.yaml":    []byte("resources: [../base]\npatches:\n- path: p.yaml\nsecretGenerator:\n- name: gen\n  literals: [K=v]\n"),
-		"apps/prod/p.yaml":                []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s1}\nstringData: {D: d}\n"),
+		"apps/base/kustomization.yaml":     []byte("resources: [all.yaml]\nnamePrefix: base-\n"),
+		"apps/base/all.yaml":               []byte(base.String()),
+		"apps/prod/kustomization.yaml":     []byte("resources: [../base]\npatches:\n- path: p.yaml\nsecretGenerator:\n- name: gen\n  literals: [K=v]\n"),
+		"apps/prod/p.yaml":                 []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s1}\nstringData: {D: d}\n"),
 		"clusters/prod/kustomization.yaml": []byte("resources: [../../apps/prod]\n"),
 	}
 }

@@ -1,8 +1,9 @@
-package flux
+package desired
 
 import (
 	"context"
 	"errors"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"io"
 	"net/http"
 	"strings"
@@ -70,7 +71,7 @@ func newPollerFixture(t *testing.T, files ...entry) *pollerFixture {
 			return map[string]any{"spec": f.spec}, nil
 		}}
 	f.ks = mt.Kustomization("flux-system", "apps")
-	f.ks.BuildKey = BuildKey(fp, f.spec)
+	f.ks.BuildKey = flux.BuildKey(fp, f.spec)
 	f.store.UpsertKustomization(f.ks)
 	f.serve(files...)
 	return f
@@ -117,7 +118,7 @@ func TestPollerBuildsOncePerArtifact(t *testing.T) {
 	// A spec change (another BuildKey): built again from what the apiserver says.
 	f.spec["targetNamespace"] = "prod"
 	f.ks = mt.Kustomization("flux-system", "apps")
-	f.ks.BuildKey = BuildKey(f.p.FP, f.spec)
+	f.ks.BuildKey = flux.BuildKey(f.p.FP, f.spec)
 	f.store.UpsertKustomization(f.ks)
 	if d := f.round(); d.Objects[0].Namespace != "prod" || d.BuildKey != f.ks.BuildKey {
 		t.Fatalf("after a spec change: %+v", d)
@@ -133,7 +134,7 @@ func TestPollerRetriesAFailedDownload(t *testing.T) {
 	f := newPollerFixture(t, reg("app/s.yaml", secretYAML("db", "A")))
 	f.srv.set(f.srv.body, http.StatusServiceUnavailable)
 	d := f.round()
-	if d.Unjudged != UnjudgedFetchFailed {
+	if d.Unjudged != flux.UnjudgedFetchFailed {
 		t.Fatalf("verdict %+v, want fetch_failed", d)
 	}
 	since := d.Since
@@ -159,7 +160,7 @@ func TestPollerRemembersALimit(t *testing.T) {
 	f := newPollerFixture(t, reg("app/s.yaml", secretYAML("db", "A")))
 	f.p.Fetcher.Limits = Limits{Inflated: 64}
 	d := f.round()
-	if d.Unjudged != UnjudgedLimit {
+	if d.Unjudged != flux.UnjudgedLimit {
 		t.Fatalf("verdict %+v, want limit", d)
 	}
 	for i := 0; i < 3; i++ {
@@ -176,10 +177,10 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 		f := newPollerFixture(t, reg("app/s.yaml", secretYAML("db", "A")))
 		f.src.ArtifactURL = "http://169.254.169.254/latest/meta-data/x.tar.gz"
 		f.store.UpsertFluxSource(f.src)
-		if d := f.round(); d.Unjudged != UnjudgedFetchRefused || !strings.Contains(d.Detail, RefuseHostNotAllowed) {
+		if d := f.round(); d.Unjudged != flux.UnjudgedFetchRefused || !strings.Contains(d.Detail, flux.RefuseHostNotAllowed) {
 			t.Fatalf("verdict %+v", d)
 		}
-		if f.srv.hits.Load() != 0 || f.p.Refusals()[RefuseHostNotAllowed] != 1 {
+		if f.srv.hits.Load() != 0 || f.p.Refusals()[flux.RefuseHostNotAllowed] != 1 {
 			t.Fatalf("downloads %d, refusals %v", f.srv.hits.Load(), f.p.Refusals())
 		}
 	})
@@ -191,7 +192,7 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 		f.serve(reg("app/s.yaml", secretYAML("db", "A", "B")))
 		f.src.Suspend = true
 		f.store.UpsertFluxSource(f.src)
-		if d := f.round(); d.Unjudged != UnjudgedSourceSuspended {
+		if d := f.round(); d.Unjudged != flux.UnjudgedSourceSuspended {
 			t.Fatalf("verdict %+v", d)
 		}
 		if n := f.srv.hits.Load(); n != 1 {
@@ -211,7 +212,7 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 		f := newPollerFixture(t)
 		f.ks.SourceKind = "HelmChart"
 		f.store.UpsertKustomization(f.ks)
-		if d := f.round(); d.Unjudged != UnjudgedSourceKind || f.srv.hits.Load() != 0 {
+		if d := f.round(); d.Unjudged != flux.UnjudgedSourceKind || f.srv.hits.Load() != 0 {
 			t.Fatalf("verdict %+v", d)
 		}
 	})
@@ -220,7 +221,7 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 		f.ks.SourceKind = "ExternalArtifact"
 		f.store.UpsertKustomization(f.ks)
 		f.p.Available = func(r model.Resource) bool { return r != model.ResExternalArtifacts }
-		if d := f.round(); d.Unjudged != UnjudgedSourceUnavailable {
+		if d := f.round(); d.Unjudged != flux.UnjudgedSourceUnavailable {
 			t.Fatalf("verdict %+v", d)
 		}
 	})
@@ -228,14 +229,14 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 		f := newPollerFixture(t)
 		f.src.ArtifactURL, f.src.ArtifactRevision = "", ""
 		f.store.UpsertFluxSource(f.src)
-		if d := f.round(); d.Unjudged != UnjudgedNoArtifact {
+		if d := f.round(); d.Unjudged != flux.UnjudgedNoArtifact {
 			t.Fatalf("verdict %+v", d)
 		}
 	})
 	t.Run("the Kustomization cannot be read: retried next round", func(t *testing.T) {
 		f := newPollerFixture(t, reg("app/s.yaml", secretYAML("db", "A")))
 		f.getErr = errors.New("forbidden")
-		if d := f.round(); d.Unjudged != UnjudgedSpecUnreadable {
+		if d := f.round(); d.Unjudged != flux.UnjudgedSpecUnreadable {
 			t.Fatalf("verdict %+v", d)
 		}
 		f.getErr = nil
@@ -245,7 +246,7 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 	})
 	t.Run("a remote base", func(t *testing.T) {
 		f := newPollerFixture(t, reg("app/kustomization.yaml", "resources: [https://example.invalid/x.yaml]\n"))
-		if d := f.round(); d.Unjudged != UnjudgedRemoteBase {
+		if d := f.round(); d.Unjudged != flux.UnjudgedRemoteBase {
 			t.Fatalf("verdict %+v", d)
 		}
 	})
@@ -271,12 +272,12 @@ func TestPollerBuildTimeout(t *testing.T) {
 	}
 	f := newPollerFixture(t, reg("app/all.yaml", objs.String()))
 	f.p.BuildTimeout = time.Millisecond
-	if d := f.round(); d.Unjudged != UnjudgedLimit || !strings.Contains(d.Detail, "longer than") {
+	if d := f.round(); d.Unjudged != flux.UnjudgedLimit || !strings.Contains(d.Detail, "longer than") {
 		t.Fatalf("verdict %+v", d)
 	}
 	f.p.BuildTimeout = time.Minute
 	f.now = f.now.Add(time.Hour)
-	if d := f.round(); d.Unjudged != UnjudgedLimit {
+	if d := f.round(); d.Unjudged != flux.UnjudgedLimit {
 		t.Fatalf("built again after a timeout: %+v", d)
 	}
 }
@@ -296,7 +297,7 @@ func TestPollerSharedDigest(t *testing.T) {
 	f.store.UpsertKustomization(twin)
 	f.p.Round(context.Background(), f.store)
 	f.store.Read(func(v model.View) {
-		for name, want := range map[string]string{"apps": "", "twin": "", "mirror": UnjudgedFetchRefused} {
+		for name, want := range map[string]string{"apps": "", "twin": "", "mirror": flux.UnjudgedFetchRefused} {
 			d, ok := v.FluxDesiredOf("flux-system", name)
 			if !ok || d.Unjudged != want {
 				t.Errorf("%s: %+v, want unjudged %q", name, d, want)

@@ -1,4 +1,4 @@
-package flux
+package desired
 
 import (
 	"archive/tar"
@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"hash"
 	"io"
 	"net"
@@ -28,38 +29,6 @@ import (
 )
 
 // Reasons of a FetchError: a fixed, value-free vocabulary (they become
-// metric label values).
-const (
-	// Refusals: nothing was sent to the host (or the response was not used).
-
-	// RefuseNotHTTP: the URL is unparsable, not http(s), or has no host.
-	RefuseNotHTTP = "not_http"
-	// RefuseHostNotAllowed: the URL's host is not in the allowed set (see
-	// Fetcher.FluxNamespace and Fetcher.AllowedHosts).
-	RefuseHostNotAllowed = "host_not_allowed"
-	// RefuseAddress: refused at dial time, after DNS resolution: a loopback,
-	// link-local (unicast or multicast), unspecified (0.0.0.0/8, ::),
-	// multicast or cloud metadata address not inside Fetcher.AllowedCIDRs.
-	// The connection was never opened.
-	RefuseAddress = "address_not_allowed"
-	// RefuseRedirect: the server answered with a redirect (3xx with a
-	// Location); it is never followed.
-	RefuseRedirect = "redirect"
-	// RefuseNoDigest: status.artifact.digest is empty or malformed, or its
-	// algorithm is not sha256, sha384 or sha512. Nothing was requested.
-	RefuseNoDigest = "no_digest"
-
-	// FetchLimit: a limit was broken (compressed size, inflated total, one
-	// file, or the number of entries). The artifact will not get smaller:
-	// the caller remembers the digest and never retries it.
-	FetchLimit = "limit"
-
-	// FetchFailed: a failure that may be transient or a bad artifact
-	// (network error, HTTP status other than 200, digest mismatch, not gzip,
-	// not a tarball, truncated, context done): the caller retries with
-	// backoff.
-	FetchFailed = "failed"
-)
 
 // FetchError is every error of Fetch and ReadTarGz. Reason is one of the
 // constants above; Detail is value-free text for a log or a status: a host
@@ -73,9 +42,9 @@ func (e *FetchError) Error() string {
 	switch {
 	case e.Refused():
 		head = "artifact fetch refused (" + e.Reason + ")"
-	case e.Reason == FetchLimit:
+	case e.Reason == flux.FetchLimit:
 		head = "artifact over a limit"
-	case e.Reason == FetchFailed:
+	case e.Reason == flux.FetchFailed:
 		head = "artifact fetch failed"
 	default:
 		head = "artifact: " + e.Reason
@@ -89,7 +58,7 @@ func (e *FetchError) Error() string {
 // Refused says whether the reason is one of the Refuse* ones.
 func (e *FetchError) Refused() bool {
 	switch e.Reason {
-	case RefuseNotHTTP, RefuseHostNotAllowed, RefuseAddress, RefuseRedirect, RefuseNoDigest:
+	case flux.RefuseNotHTTP, flux.RefuseHostNotAllowed, flux.RefuseAddress, flux.RefuseRedirect, flux.RefuseNoDigest:
 		return true
 	}
 	return false
@@ -105,7 +74,7 @@ func ReasonOf(err error) string {
 	if errors.As(err, &fe) {
 		return fe.Reason
 	}
-	return FetchFailed
+	return flux.FetchFailed
 }
 
 func refuse(reason, format string, args ...any) *FetchError {
@@ -113,11 +82,11 @@ func refuse(reason, format string, args ...any) *FetchError {
 }
 
 func limitErr(format string, args ...any) *FetchError {
-	return &FetchError{Reason: FetchLimit, Detail: fmt.Sprintf(format, args...)}
+	return &FetchError{Reason: flux.FetchLimit, Detail: fmt.Sprintf(format, args...)}
 }
 
 func failed(format string, args ...any) *FetchError {
-	return &FetchError{Reason: FetchFailed, Detail: fmt.Sprintf(format, args...)}
+	return &FetchError{Reason: flux.FetchFailed, Detail: fmt.Sprintf(format, args...)}
 }
 
 // quote truncates s to n bytes and quotes it (%q: no control character or
@@ -171,21 +140,21 @@ func (l Limits) withDefaults() Limits {
 // Check runs the checks Fetch makes before any request (the URL's scheme, its
 // host against the allowed ones, the digest): a caller that already holds the
 // content of a.Digest uses it for a only when Check passes.
-func (f *Fetcher) Check(a Artifact) error {
+func (f *Fetcher) Check(a flux.Artifact) error {
 	if _, _, err := f.check(a); err != nil {
 		return err
 	}
 	return nil
 }
 
-func (f *Fetcher) check(a Artifact) (*url.URL, digestSpec, *FetchError) {
+func (f *Fetcher) check(a flux.Artifact) (*url.URL, digestSpec, *FetchError) {
 	u, err := url.Parse(a.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.Host == "" {
-		return nil, digestSpec{}, refuse(RefuseNotHTTP, "artifact URL is not an http(s) URL with a host")
+		return nil, digestSpec{}, refuse(flux.RefuseNotHTTP, "artifact URL is not an http(s) URL with a host")
 	}
 	f.once.Do(f.init)
 	if !f.hostAllowed(u) {
-		return nil, digestSpec{}, refuse(RefuseHostNotAllowed, "host %s is not an allowed artifact host", quote(u.Host, 100))
+		return nil, digestSpec{}, refuse(flux.RefuseHostNotAllowed, "host %s is not an allowed artifact host", quote(u.Host, 100))
 	}
 	dg, ferr := parseDigest(a.Digest)
 	if ferr != nil {
@@ -324,11 +293,11 @@ type digestSpec struct {
 // (opencontainers/go-digest's form, which source-controller writes).
 func parseDigest(d string) (digestSpec, *FetchError) {
 	if d == "" {
-		return digestSpec{}, refuse(RefuseNoDigest, "status.artifact.digest is empty")
+		return digestSpec{}, refuse(flux.RefuseNoDigest, "status.artifact.digest is empty")
 	}
 	algo, hexsum, ok := strings.Cut(d, ":")
 	if !ok {
-		return digestSpec{}, refuse(RefuseNoDigest, "digest is not <algorithm>:<hex>")
+		return digestSpec{}, refuse(flux.RefuseNoDigest, "digest is not <algorithm>:<hex>")
 	}
 	var s digestSpec
 	switch algo {
@@ -339,14 +308,14 @@ func parseDigest(d string) (digestSpec, *FetchError) {
 	case "sha512":
 		s = digestSpec{algo: algo, hash: sha512.New}
 	default:
-		return digestSpec{}, refuse(RefuseNoDigest, "digest algorithm is not sha256, sha384 or sha512")
+		return digestSpec{}, refuse(flux.RefuseNoDigest, "digest algorithm is not sha256, sha384 or sha512")
 	}
 	if len(hexsum) != 2*s.hash().Size() {
-		return digestSpec{}, refuse(RefuseNoDigest, "%s digest is not %d hex digits", algo, 2*s.hash().Size())
+		return digestSpec{}, refuse(flux.RefuseNoDigest, "%s digest is not %d hex digits", algo, 2*s.hash().Size())
 	}
 	for i := 0; i < len(hexsum); i++ {
 		if c := hexsum[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return digestSpec{}, refuse(RefuseNoDigest, "%s digest is not lowercase hex", algo)
+			return digestSpec{}, refuse(flux.RefuseNoDigest, "%s digest is not lowercase hex", algo)
 		}
 	}
 	s.sum, _ = hex.DecodeString(hexsum)
@@ -376,7 +345,7 @@ func parseDigest(d string) (digestSpec, *FetchError) {
 //
 // The downloaded tarball is zeroed before Fetch returns, on every path.
 // The caller owns the FS and calls Wipe once done with it.
-func (f *Fetcher) Fetch(ctx context.Context, a Artifact) (FS, error) {
+func (f *Fetcher) Fetch(ctx context.Context, a flux.Artifact) (FS, error) {
 	u, dg, ferr := f.check(a)
 	if ferr != nil {
 		return nil, ferr
@@ -404,9 +373,9 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact) (FS, error) {
 		var ae *addressError
 		switch {
 		case errors.Is(err, errRedirect):
-			return nil, refuse(RefuseRedirect, "host %s answered with a redirect (not followed)", host)
+			return nil, refuse(flux.RefuseRedirect, "host %s answered with a redirect (not followed)", host)
 		case errors.As(err, &ae):
-			return nil, refuse(RefuseAddress, "host %s: %s", host, ae.Error())
+			return nil, refuse(flux.RefuseAddress, "host %s: %s", host, ae.Error())
 		}
 		return nil, failed("GET from host %s: %s", host, netDetail(ctx, err))
 	}

@@ -1,4 +1,4 @@
-package flux
+package desired
 
 // The desired state of a Flux Kustomization, built by Flux's own code: the
 // generator and build of github.com/fluxcd/pkg/kustomize (the version
@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"path"
 	"reflect"
 	"regexp"
@@ -73,44 +74,6 @@ type Result struct {
 	Count int
 }
 
-// Reasons a Kustomization is not judged, as the reason label of
-// driftwatch_flux_kustomizations_unjudged spells them.
-const (
-	// UnjudgedNoArtifact: the source does not exist or serves no artifact yet.
-	UnjudgedNoArtifact = "no_artifact"
-	// UnjudgedSourceKind: the sourceRef names a kind driftwatch does not read.
-	UnjudgedSourceKind = "source_kind_unknown"
-	// UnjudgedSourceUnavailable: the source's resource is not listed (its CRD
-	// is not served, or listing it is forbidden).
-	UnjudgedSourceUnavailable = "source_unavailable"
-	// UnjudgedSourceSuspended: the source is suspended and its artifact
-	// changed since the last build: a suspended source's status is written by
-	// nobody but whoever may edit it, so it is not fetched.
-	UnjudgedSourceSuspended = "source_suspended"
-	// UnjudgedFetchRefused: the artifact URL, a redirect or the address it
-	// resolves to is not allowed, or the artifact has no digest: nothing was
-	// fetched.
-	UnjudgedFetchRefused = "fetch_refused"
-	// UnjudgedFetchFailed: the download failed (retried with backoff).
-	UnjudgedFetchFailed = "fetch_failed"
-	// UnjudgedLimit: the artifact or its build broke a limit (size, files,
-	// objects, build time); not fetched again for that digest.
-	UnjudgedLimit = "limit"
-	// UnjudgedRemoteBase: the build reads a remote base or file, which
-	// driftwatch never fetches.
-	UnjudgedRemoteBase = "remote_base"
-	// UnjudgedBuildFailed: Flux's build (kustomize, postBuild substitution)
-	// fails on the artifact: kustomize-controller fails the same way.
-	UnjudgedBuildFailed = "build_failed"
-	// UnjudgedSpecUnreadable: the Kustomization could not be read from the
-	// apiserver at build time.
-	UnjudgedSpecUnreadable = "spec_unreadable"
-)
-
-// UnjudgedReasons lists every reason, in the order the docs give them.
-var UnjudgedReasons = []string{UnjudgedNoArtifact, UnjudgedSourceKind, UnjudgedSourceUnavailable, UnjudgedSourceSuspended,
-	UnjudgedFetchRefused, UnjudgedFetchFailed, UnjudgedLimit, UnjudgedRemoteBase, UnjudgedBuildFailed, UnjudgedSpecUnreadable}
-
 // BuildError is why a build produced nothing. Detail is value-free: a fixed
 // phrase, a path of the artifact or a limit, never kustomize's own error text
 // (it may quote the manifests it failed on).
@@ -150,14 +113,14 @@ func Build(ks map[string]any, files FS) (res Result, err error) {
 	p, _ := spec["path"].(string)
 	rel := cleanRel(p)
 	if rel == ".." {
-		return Result{}, buildErr(UnjudgedBuildFailed, "spec.path %q is outside the source", truncate(p))
+		return Result{}, buildErr(flux.UnjudgedBuildFailed, "spec.path %q is outside the source", truncate(p))
 	}
 	if !isDir(files, rel) {
-		return Result{}, buildErr(UnjudgedBuildFailed, "spec.path %q not found in the artifact", truncate(p))
+		return Result{}, buildErr(flux.UnjudgedBuildFailed, "spec.path %q not found in the artifact", truncate(p))
 	}
 	comps, _, _ := unstructured.NestedStringSlice(spec, "components")
 	if where, ok := remoteReference(files, rel, comps); ok {
-		return Result{}, buildErr(UnjudgedRemoteBase, "%s", where)
+		return Result{}, buildErr(flux.UnjudgedRemoteBase, "%s", where)
 	}
 	post := postBuildOf(spec)
 	commonLabels, _, _ := unstructured.NestedStringMap(spec, "commonMetadata", "labels")
@@ -173,7 +136,7 @@ func Build(ks map[string]any, files FS) (res Result, err error) {
 		return Result{}, err
 	}
 	if len(resources) > MaxBuildObjects {
-		return Result{}, buildErr(UnjudgedLimit, "the build produces %d objects, more than %d", len(resources), MaxBuildObjects)
+		return Result{}, buildErr(flux.UnjudgedLimit, "the build produces %d objects, more than %d", len(resources), MaxBuildObjects)
 	}
 	nonce := newNonce()
 	objs, vars, err := reduce(resources, post, nonce, commonLabels, commonAnnotations)
@@ -227,13 +190,13 @@ func kustomize(ks map[string]any, files FS, rel string, variant standInVariant) 
 			}
 		}
 		if err := fs.WriteFile(path.Join(srcRoot, p), b); err != nil {
-			return nil, buildErr(UnjudgedBuildFailed, "the artifact holds a path the build cannot place (%s)", truncate(p))
+			return nil, buildErr(flux.UnjudgedBuildFailed, "the artifact holds a path the build cannot place (%s)", truncate(p))
 		}
 	}
 	dir := path.Join(srcRoot, rel)
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, buildErr(UnjudgedBuildFailed, "Flux's generator panicked on the artifact")
+			out, err = nil, buildErr(flux.UnjudgedBuildFailed, "Flux's generator panicked on the artifact")
 		}
 	}()
 	g := generator.NewGenerator("", unstructured.Unstructured{Object: ks})
@@ -241,16 +204,16 @@ func kustomize(ks map[string]any, files FS, rel string, variant standInVariant) 
 		return nil, err
 	}
 	if _, err := g.WriteFile(dir); err != nil {
-		return nil, buildErr(UnjudgedBuildFailed, "Flux's generator fails on the Kustomization (%s)", kustomizeCategory(err))
+		return nil, buildErr(flux.UnjudgedBuildFailed, "Flux's generator fails on the Kustomization (%s)", kustomizeCategory(err))
 	}
 	m, err := generator.Build(fs, dir)
 	if err != nil {
-		return nil, buildErr(UnjudgedBuildFailed, "kustomize build fails (%s)", kustomizeCategory(err))
+		return nil, buildErr(flux.UnjudgedBuildFailed, "kustomize build fails (%s)", kustomizeCategory(err))
 	}
 	for _, r := range m.Resources() {
 		// kustomize-controller's check of every object it built.
 		if r.GetName() == "" || r.GetKind() == "" || r.GetApiVersion() == "" {
-			return nil, buildErr(UnjudgedBuildFailed, "the build holds an object without apiVersion, kind or name")
+			return nil, buildErr(flux.UnjudgedBuildFailed, "the build holds an object without apiVersion, kind or name")
 		}
 	}
 	return m.Resources(), nil
@@ -265,7 +228,7 @@ func kustomize(ks map[string]any, files FS, rel string, variant standInVariant) 
 func generatorOn(g *generator.Generator, fs filesys.FileSystem) error {
 	f := reflect.ValueOf(g).Elem().FieldByName("fs")
 	if !f.IsValid() || f.Type() != reflect.TypeFor[filesys.FileSystem]() {
-		return buildErr(UnjudgedBuildFailed, "this fluxcd/pkg/kustomize has no filesystem field to build in memory")
+		return buildErr(flux.UnjudgedBuildFailed, "this fluxcd/pkg/kustomize has no filesystem field to build in memory")
 	}
 	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(fs))
 	return nil
@@ -333,13 +296,13 @@ func reduce(resources []*resource.Resource, post postBuild, nonce string, labels
 	for _, r := range resources {
 		kind := r.GetKind()
 		interesting := kind == "Secret" || kind == "ExternalSecret"
-		disabled := r.GetLabels()[AnnotationSubstitute] == ReconcileDisabled || r.GetAnnotations()[AnnotationSubstitute] == ReconcileDisabled
+		disabled := r.GetLabels()[flux.AnnotationSubstitute] == flux.ReconcileDisabled || r.GetAnnotations()[flux.AnnotationSubstitute] == flux.ReconcileDisabled
 		if !interesting && (!post.present || disabled) {
 			continue
 		}
 		before, err := r.MarshalJSON()
 		if err != nil {
-			return nil, nil, buildErr(UnjudgedBuildFailed, "an object does not serialize")
+			return nil, nil, buildErr(flux.UnjudgedBuildFailed, "an object does not serialize")
 		}
 		if post.present && !disabled {
 			for _, v := range parse.FluxVariables(before) {
@@ -405,7 +368,7 @@ func substitute(r *resource.Resource, post postBuild, nonce string) ([]byte, str
 	if post.from > 0 {
 		text, err := r.AsYAML()
 		if err != nil {
-			return nil, "", buildErr(UnjudgedBuildFailed, "an object does not serialize")
+			return nil, "", buildErr(flux.UnjudgedBuildFailed, "an object does not serialize")
 		}
 		for _, name := range referenced(text) {
 			if _, ok := post.inline[name]; !ok && varName.MatchString(name) {
@@ -419,14 +382,14 @@ func substitute(r *resource.Resource, post postBuild, nonce string) ([]byte, str
 	out, err := generator.SubstituteVariables(context.Background(), nil, u, c,
 		generator.SubstituteWithDryRun(true), generator.SubstituteWithStrict(true), generator.SubstituteWithAlways(post.always))
 	if err != nil {
-		return nil, "", buildErr(UnjudgedBuildFailed, "postBuild substitution fails on %s %s", r.GetKind(), truncate(r.GetName()))
+		return nil, "", buildErr(flux.UnjudgedBuildFailed, "postBuild substitution fails on %s %s", r.GetKind(), truncate(r.GetName()))
 	}
 	if out == nil {
 		return nil, "", nil
 	}
 	j, err := out.MarshalJSON()
 	if err != nil {
-		return nil, "", buildErr(UnjudgedBuildFailed, "an object does not serialize")
+		return nil, "", buildErr(flux.UnjudgedBuildFailed, "an object does not serialize")
 	}
 	if maybe {
 		return j, "maybe", nil
@@ -443,7 +406,7 @@ func objectOf(before, after []byte, nonce, maybe string) (*Object, error) {
 	read := func(j []byte) (*Object, error) {
 		d, ok, err := parse.FluxObject(j)
 		if err != nil {
-			return nil, buildErr(UnjudgedBuildFailed, "a %s does not decode", kindOf(j))
+			return nil, buildErr(flux.UnjudgedBuildFailed, "a %s does not decode", kindOf(j))
 		}
 		if !ok || !(d.Secret || d.ExternalSecret) {
 			return nil, nil
@@ -515,7 +478,7 @@ func markers(o *Object, nonce string) []string {
 	}
 	for _, m := range []map[string]string{o.Labels, o.Annotations} {
 		for k, v := range m {
-			if strings.HasPrefix(k, Group+"/") {
+			if strings.HasPrefix(k, flux.Group+"/") {
 				look(k + "=" + v)
 			}
 		}

@@ -1,4 +1,4 @@
-package flux
+package desired
 
 import (
 	"errors"

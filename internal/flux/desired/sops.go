@@ -1,4 +1,4 @@
-package flux
+package desired
 
 // SOPS. driftwatch never decrypts. kustomize-controller decrypts, when the
 // Kustomization sets spec.decryption.provider sops, the files its

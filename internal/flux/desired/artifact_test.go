@@ -1,4 +1,4 @@
-package flux
+package desired
 
 import (
 	"archive/tar"
@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"io"
 	"net"
 	"net/http"
@@ -277,7 +278,7 @@ func TestFetchRoundTrip(t *testing.T) {
 	for _, algo := range []string{"sha256", "sha384", "sha512"} {
 		t.Run(algo, func(t *testing.T) {
 			f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}
-			fs, err := f.Fetch(context.Background(), Artifact{URL: srv.URL + "/gitrepository/ns/repo/abc.tar.gz", Digest: sha(algo, tgz)})
+			fs, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/gitrepository/ns/repo/abc.tar.gz", Digest: sha(algo, tgz)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,11 +317,11 @@ func TestFetchHostAllowlist(t *testing.T) {
 		url    string
 		reason string // "" = fetched
 	}{
-		{"test server without AllowedHosts", &Fetcher{AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", RefuseHostNotAllowed},
+		{"test server without AllowedHosts", &Fetcher{AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", flux.RefuseHostNotAllowed},
 		{"AllowedHosts host", &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", ""},
 		{"AllowedHosts host:port", &Fetcher{AllowedHosts: []string{"127.0.0.1:" + port}, AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", ""},
-		{"AllowedHosts other port", &Fetcher{AllowedHosts: []string{"127.0.0.1:1"}, AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", RefuseHostNotAllowed},
-		{"AllowedHosts other host", &Fetcher{AllowedHosts: []string{"127.0.0.2"}, AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", RefuseHostNotAllowed},
+		{"AllowedHosts other port", &Fetcher{AllowedHosts: []string{"127.0.0.1:1"}, AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", flux.RefuseHostNotAllowed},
+		{"AllowedHosts other host", &Fetcher{AllowedHosts: []string{"127.0.0.2"}, AllowedCIDRs: loopback}, srv.URL + "/a.tar.gz", flux.RefuseHostNotAllowed},
 		{"default source-controller FQDN, trailing dot", &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
 			"http://source-controller.flux-system.svc.cluster.local./gitrepository/a/b/c.tar.gz", ""},
 		{"default source-controller short, upper case, a port", &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
@@ -330,27 +331,27 @@ func TestFetchHostAllowlist(t *testing.T) {
 		{"FluxNamespace", &Fetcher{FluxNamespace: "flux", SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
 			"http://source-controller.flux.svc/c.tar.gz", ""},
 		{"FluxNamespace replaces the default", &Fetcher{FluxNamespace: "flux", SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
-			"http://source-controller.flux-system.svc/c.tar.gz", RefuseHostNotAllowed},
+			"http://source-controller.flux-system.svc/c.tar.gz", flux.RefuseHostNotAllowed},
 		{"suffix trick", &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
-			"http://source-controller.flux-system.svc.evil.example/c.tar.gz", RefuseHostNotAllowed},
+			"http://source-controller.flux-system.svc.evil.example/c.tar.gz", flux.RefuseHostNotAllowed},
 		{"suffix trick after cluster.local", &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
-			"http://source-controller.flux-system.svc.cluster.local.evil/c.tar.gz", RefuseHostNotAllowed},
+			"http://source-controller.flux-system.svc.cluster.local.evil/c.tar.gz", flux.RefuseHostNotAllowed},
 		{"prefix trick", &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
-			"http://evil-source-controller.flux-system/c.tar.gz", RefuseHostNotAllowed},
+			"http://evil-source-controller.flux-system/c.tar.gz", flux.RefuseHostNotAllowed},
 		{"other service of flux-system", &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
-			"http://notification-controller.flux-system/c.tar.gz", RefuseHostNotAllowed},
+			"http://notification-controller.flux-system/c.tar.gz", flux.RefuseHostNotAllowed},
 		{"userinfo host trick", &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback},
-			"http://source-controller.flux-system@169.254.169.254/c.tar.gz", RefuseHostNotAllowed},
-		{"ftp", &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}, "ftp://127.0.0.1/a.tar.gz", RefuseNotHTTP},
-		{"file", &Fetcher{}, "file:///etc/passwd", RefuseNotHTTP},
-		{"no host", &Fetcher{}, "http:///a.tar.gz", RefuseNotHTTP},
-		{"opaque", &Fetcher{}, "http:source-controller.flux-system", RefuseNotHTTP},
-		{"unparsable", &Fetcher{}, "http://[::1/a", RefuseNotHTTP},
-		{"empty", &Fetcher{}, "", RefuseNotHTTP},
+			"http://source-controller.flux-system@169.254.169.254/c.tar.gz", flux.RefuseHostNotAllowed},
+		{"ftp", &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}, "ftp://127.0.0.1/a.tar.gz", flux.RefuseNotHTTP},
+		{"file", &Fetcher{}, "file:///etc/passwd", flux.RefuseNotHTTP},
+		{"no host", &Fetcher{}, "http:///a.tar.gz", flux.RefuseNotHTTP},
+		{"opaque", &Fetcher{}, "http:source-controller.flux-system", flux.RefuseNotHTTP},
+		{"unparsable", &Fetcher{}, "http://[::1/a", flux.RefuseNotHTTP},
+		{"empty", &Fetcher{}, "", flux.RefuseNotHTTP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := srv.requests.Load()
-			fs, err := tc.f.Fetch(context.Background(), Artifact{URL: tc.url, Digest: d})
+			fs, err := tc.f.Fetch(context.Background(), flux.Artifact{URL: tc.url, Digest: d})
 			if tc.reason == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -383,12 +384,12 @@ func TestFetchDefaultHostsThroughTransport(t *testing.T) {
 		"http://source-controller.flux-system.svc.cluster.local./gitrepository/a/b/c.tar.gz",
 		"http://source-watcher.flux-system/externalartifact/a/b/c.tar.gz",
 	} {
-		if _, err := f.Fetch(context.Background(), Artifact{URL: u, Digest: sha("sha256", tgz)}); err != nil {
+		if _, err := f.Fetch(context.Background(), flux.Artifact{URL: u, Digest: sha("sha256", tgz)}); err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
 	}
-	_, err := f.Fetch(context.Background(), Artifact{URL: "http://source-controller.flux-system.svc.evil.example/c.tar.gz", Digest: sha("sha256", tgz)})
-	wantReason(t, err, RefuseHostNotAllowed)
+	_, err := f.Fetch(context.Background(), flux.Artifact{URL: "http://source-controller.flux-system.svc.evil.example/c.tar.gz", Digest: sha("sha256", tgz)})
+	wantReason(t, err, flux.RefuseHostNotAllowed)
 	want := []string{"source-controller.flux-system.svc.cluster.local.", "source-watcher.flux-system"}
 	if !reflect.DeepEqual(rt.hosts, want) {
 		t.Fatalf("transport saw hosts %q, want %q", rt.hosts, want)
@@ -403,7 +404,7 @@ func TestFetchSourceHost(t *testing.T) {
 		w.Write(tgz)
 	})
 	f := &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback}
-	_, err := f.Fetch(context.Background(), Artifact{
+	_, err := f.Fetch(context.Background(), flux.Artifact{
 		URL: "http://user:pw@source-controller.flux-system.svc.cluster.local:80/gitrepository/ns/name/rev.tar.gz", Digest: sha("sha256", tgz)})
 	if err != nil {
 		t.Fatal(err)
@@ -428,8 +429,8 @@ func TestFetchRedirectRefused(t *testing.T) {
 				http.Redirect(w, r, target.URL+"/a.tar.gz", code)
 			})
 			f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}
-			_, err := f.Fetch(context.Background(), Artifact{URL: redir.URL + "/a.tar.gz", Digest: sha("sha256", tgz)})
-			wantReason(t, err, RefuseRedirect)
+			_, err := f.Fetch(context.Background(), flux.Artifact{URL: redir.URL + "/a.tar.gz", Digest: sha("sha256", tgz)})
+			wantReason(t, err, flux.RefuseRedirect)
 			if n := redir.requests.Load(); n != 1 {
 				t.Fatalf("redirecting server saw %d requests", n)
 			}
@@ -449,15 +450,15 @@ func TestFetchDialGuard(t *testing.T) {
 		cidrs  []netip.Prefix
 		reason string
 	}{
-		{"loopback refused", nil, RefuseAddress},
-		{"loopback, AllowedCIDRs elsewhere", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, RefuseAddress},
+		{"loopback refused", nil, flux.RefuseAddress},
+		{"loopback, AllowedCIDRs elsewhere", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, flux.RefuseAddress},
 		{"loopback allowed by AllowedCIDRs", loopback, ""},
 		{"one address allowed", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := srv.requests.Load()
 			f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: tc.cidrs}
-			_, err := f.Fetch(context.Background(), Artifact{URL: srv.URL + "/a.tar.gz", Digest: d})
+			_, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: d})
 			n := srv.requests.Load() - before
 			if tc.reason == "" {
 				if err != nil || n != 1 {
@@ -479,19 +480,19 @@ func TestFetchDialGuard(t *testing.T) {
 	for _, h := range []string{"169.254.169.254", "169.254.170.2", "100.100.100.200", "0.0.0.0", "224.0.0.1", "localhost"} {
 		t.Run(h, func(t *testing.T) {
 			f := &Fetcher{AllowedHosts: []string{h}, Timeout: 5 * time.Second}
-			_, err := f.Fetch(context.Background(), Artifact{URL: "http://" + h + ":" + "8080/a.tar.gz", Digest: d})
-			if h == "localhost" && ReasonOf(err) == FetchFailed {
+			_, err := f.Fetch(context.Background(), flux.Artifact{URL: "http://" + h + ":" + "8080/a.tar.gz", Digest: d})
+			if h == "localhost" && ReasonOf(err) == flux.FetchFailed {
 				t.Skipf("localhost does not resolve here: %v", err)
 			}
-			wantReason(t, err, RefuseAddress)
+			wantReason(t, err, flux.RefuseAddress)
 		})
 	}
 	if ln, err := net.Listen("tcp6", "[::1]:0"); err == nil {
 		ln.Close()
 		f := &Fetcher{AllowedHosts: []string{"::1", "fe80::1"}}
 		for _, u := range []string{"http://[::1]:8080/a.tar.gz", "http://[fe80::1]:8080/a.tar.gz"} {
-			_, err := f.Fetch(context.Background(), Artifact{URL: u, Digest: d})
-			wantReason(t, err, RefuseAddress)
+			_, err := f.Fetch(context.Background(), flux.Artifact{URL: u, Digest: d})
+			wantReason(t, err, flux.RefuseAddress)
 		}
 	}
 }
@@ -559,31 +560,31 @@ func TestFetchDigest(t *testing.T) {
 		name, digest, reason string
 		requests             int64
 	}{
-		{"missing", "", RefuseNoDigest, 0},
-		{"no algorithm", hexPart, RefuseNoDigest, 0},
-		{"md5", "md5:" + hexPart[:32], RefuseNoDigest, 0},
-		{"sha1", "sha1:" + hexPart[:40], RefuseNoDigest, 0},
-		{"upper-case algorithm", "SHA256:" + hexPart, RefuseNoDigest, 0},
-		{"upper-case hex", "sha256:" + strings.ToUpper(hexPart), RefuseNoDigest, 0},
-		{"short", "sha256:" + hexPart[:63], RefuseNoDigest, 0},
-		{"long", "sha256:" + hexPart + "0", RefuseNoDigest, 0},
-		{"sha512 length for sha256", "sha256:" + strings.TrimPrefix(sha("sha512", tgz), "sha512:"), RefuseNoDigest, 0},
-		{"not hex", "sha256:" + strings.Repeat("zz", 32), RefuseNoDigest, 0},
-		{"wrong digest", other, FetchFailed, 1},
-		{"wrong algorithm's digest", "sha384:" + strings.TrimPrefix(sha("sha384", []byte("x")), "sha384:"), FetchFailed, 1},
+		{"missing", "", flux.RefuseNoDigest, 0},
+		{"no algorithm", hexPart, flux.RefuseNoDigest, 0},
+		{"md5", "md5:" + hexPart[:32], flux.RefuseNoDigest, 0},
+		{"sha1", "sha1:" + hexPart[:40], flux.RefuseNoDigest, 0},
+		{"upper-case algorithm", "SHA256:" + hexPart, flux.RefuseNoDigest, 0},
+		{"upper-case hex", "sha256:" + strings.ToUpper(hexPart), flux.RefuseNoDigest, 0},
+		{"short", "sha256:" + hexPart[:63], flux.RefuseNoDigest, 0},
+		{"long", "sha256:" + hexPart + "0", flux.RefuseNoDigest, 0},
+		{"sha512 length for sha256", "sha256:" + strings.TrimPrefix(sha("sha512", tgz), "sha512:"), flux.RefuseNoDigest, 0},
+		{"not hex", "sha256:" + strings.Repeat("zz", 32), flux.RefuseNoDigest, 0},
+		{"wrong digest", other, flux.FetchFailed, 1},
+		{"wrong algorithm's digest", "sha384:" + strings.TrimPrefix(sha("sha384", []byte("x")), "sha384:"), flux.FetchFailed, 1},
 		{"good", good, "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := srv.requests.Load()
 			f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}
-			_, err := f.Fetch(context.Background(), Artifact{URL: srv.URL + "/a.tar.gz", Digest: tc.digest})
+			_, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: tc.digest})
 			if tc.reason == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
 			} else {
 				fe := wantReason(t, err, tc.reason)
-				if tc.reason == FetchFailed && !strings.Contains(fe.Detail, "digest mismatch") {
+				if tc.reason == flux.FetchFailed && !strings.Contains(fe.Detail, "digest mismatch") {
 					t.Fatalf("detail %q", fe.Detail)
 				}
 			}
@@ -605,24 +606,24 @@ func TestFetchHTTPStatusAndSize(t *testing.T) {
 	}{
 		{"404", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, secretMarker, http.StatusNotFound)
-		}, Limits{}, FetchFailed, "HTTP status 404 from host"},
+		}, Limits{}, flux.FetchFailed, "HTTP status 404 from host"},
 		{"500", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, secretMarker, http.StatusInternalServerError)
-		}, Limits{}, FetchFailed, "HTTP status 500 from host"},
+		}, Limits{}, flux.FetchFailed, "HTTP status 500 from host"},
 		{"203 with the artifact", func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusNonAuthoritativeInfo)
 			w.Write(tgz)
-		}, Limits{}, FetchFailed, "HTTP status 203 from host"},
+		}, Limits{}, flux.FetchFailed, "HTTP status 203 from host"},
 		{"Content-Length over Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(tgz)))
 			w.Write(tgz)
-		}, Limits{Compressed: int64(len(tgz)) - 1}, FetchLimit, fmt.Sprintf("compressed size %d bytes is over the limit of %d bytes", len(tgz), len(tgz)-1)},
+		}, Limits{Compressed: int64(len(tgz)) - 1}, flux.FetchLimit, fmt.Sprintf("compressed size %d bytes is over the limit of %d bytes", len(tgz), len(tgz)-1)},
 		{"chunked body over Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			for _, c := range tgz {
 				w.Write([]byte{c})
 				w.(http.Flusher).Flush()
 			}
-		}, Limits{Compressed: int64(len(tgz)) - 1}, FetchLimit, fmt.Sprintf("compressed size is over the limit of %d bytes", len(tgz)-1)},
+		}, Limits{Compressed: int64(len(tgz)) - 1}, flux.FetchLimit, fmt.Sprintf("compressed size is over the limit of %d bytes", len(tgz)-1)},
 		{"chunked body at Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			w.Write(tgz[:10])
 			w.(http.Flusher).Flush()
@@ -631,12 +632,12 @@ func TestFetchHTTPStatusAndSize(t *testing.T) {
 		{"body shorter than Content-Length", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(tgz)))
 			w.Write(tgz[:len(tgz)/2])
-		}, Limits{}, FetchFailed, "connection closed early"},
+		}, Limits{}, flux.FetchFailed, "connection closed early"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, tc.handler)
 			f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback, Limits: tc.limits}
-			fs, err := f.Fetch(context.Background(), Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", tgz)})
+			fs, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", tgz)})
 			if tc.reason == "" {
 				if err != nil || !reflect.DeepEqual(asStrings(fs), goodFiles) {
 					t.Fatalf("err %v, FS %v", err, asStrings(fs))
@@ -713,7 +714,7 @@ func TestReadTarGzBadStreams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs, err := ReadTarGz(context.Background(), tc.b, Limits{})
-			fe := wantReason(t, err, FetchFailed)
+			fe := wantReason(t, err, flux.FetchFailed)
 			if !strings.Contains(fe.Detail, tc.detail) {
 				t.Fatalf("detail %q, want it to contain %q", fe.Detail, tc.detail)
 			}
@@ -726,8 +727,8 @@ func TestReadTarGzBadStreams(t *testing.T) {
 	notGz := []byte("not gzip " + secretMarker)
 	srv := serveBytes(t, notGz)
 	f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}
-	_, err := f.Fetch(context.Background(), Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", notGz)})
-	wantReason(t, err, FetchFailed)
+	_, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", notGz)})
+	wantReason(t, err, flux.FetchFailed)
 }
 
 func TestReadTarGzTrailingData(t *testing.T) {
@@ -858,7 +859,7 @@ func TestReadTarGzLimits(t *testing.T) {
 				checkLimits(t, fs, tc.l.withDefaults())
 				return
 			}
-			fe := wantReason(t, err, FetchLimit)
+			fe := wantReason(t, err, flux.FetchLimit)
 			if !strings.Contains(fe.Detail, tc.detail) {
 				t.Fatalf("detail %q, want %q", fe.Detail, tc.detail)
 			}
@@ -915,7 +916,7 @@ func TestReadTarGzBomb(t *testing.T) {
 			fs, err := ReadTarGz(context.Background(), b, l)
 			took := time.Since(start)
 			runtime.ReadMemStats(&m1)
-			fe := wantReason(t, err, FetchLimit)
+			fe := wantReason(t, err, flux.FetchLimit)
 			if !strings.Contains(fe.Detail, tc.detail) || fs != nil {
 				t.Fatalf("detail %q, want %q", fe.Detail, tc.detail)
 			}
@@ -934,8 +935,8 @@ func TestReadTarGzBomb(t *testing.T) {
 	b := zerosTarGz(t, "skipped", 1, oneName("../bomb.yaml"), size)
 	srv := serveBytes(t, b)
 	f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback, Limits: l}
-	_, err := f.Fetch(context.Background(), Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", b)})
-	wantReason(t, err, FetchLimit)
+	_, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", b)})
+	wantReason(t, err, flux.FetchLimit)
 }
 
 // cancelAfter is a context whose Err is nil for its first n calls, then
@@ -962,7 +963,7 @@ func TestReadTarGzContext(t *testing.T) {
 	start := time.Now()
 	_, err := ReadTarGz(ctx, b, l)
 	took := time.Since(start)
-	fe := wantReason(t, err, FetchFailed)
+	fe := wantReason(t, err, flux.FetchFailed)
 	if fe.Detail != "inflating: context canceled" {
 		t.Fatalf("detail %q", fe.Detail)
 	}
@@ -994,7 +995,7 @@ func TestReadTarGzContext(t *testing.T) {
 	if err == nil {
 		t.Logf("inflated 200 MiB in %v, before the cancellation", took)
 	} else {
-		wantReason(t, err, FetchFailed)
+		wantReason(t, err, flux.FetchFailed)
 		if took > time.Second {
 			t.Fatalf("cancellation honoured after %v", took)
 		}
@@ -1005,7 +1006,7 @@ func TestReadTarGzContext(t *testing.T) {
 	rctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	_, err = ReadTarGz(rctx, goodTarball(t), Limits{})
-	wantReason(t, err, FetchFailed)
+	wantReason(t, err, flux.FetchFailed)
 }
 
 func TestFetchContextAndTimeout(t *testing.T) {
@@ -1036,11 +1037,11 @@ func TestFetchContextAndTimeout(t *testing.T) {
 			ctx, cancel := tc.ctx()
 			defer cancel()
 			start := time.Now()
-			_, err := tc.f.Fetch(ctx, Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", tgz)})
+			_, err := tc.f.Fetch(ctx, flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", tgz)})
 			if took := time.Since(start); took > 2*time.Second {
 				t.Fatalf("returned after %v", took)
 			}
-			fe := wantReason(t, err, FetchFailed)
+			fe := wantReason(t, err, flux.FetchFailed)
 			if !strings.Contains(fe.Detail, tc.detail) {
 				t.Fatalf("detail %q, want %q", fe.Detail, tc.detail)
 			}
@@ -1056,8 +1057,8 @@ func TestFetchNetworkError(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}
-	_, err = f.Fetch(context.Background(), Artifact{URL: "http://" + addr + "/a.tar.gz", Digest: sha("sha256", nil)})
-	fe := wantReason(t, err, FetchFailed)
+	_, err = f.Fetch(context.Background(), flux.Artifact{URL: "http://" + addr + "/a.tar.gz", Digest: sha("sha256", nil)})
+	fe := wantReason(t, err, flux.FetchFailed)
 	if fe.Detail != fmt.Sprintf("GET from host %q: connection refused", addr) {
 		t.Fatalf("detail %q", fe.Detail)
 	}
@@ -1088,13 +1089,13 @@ func TestFetchErrorAPI(t *testing.T) {
 		refused bool
 		prefix  string
 	}{
-		{RefuseNotHTTP, true, "artifact fetch refused (not_http): d"},
-		{RefuseHostNotAllowed, true, "artifact fetch refused (host_not_allowed): d"},
-		{RefuseAddress, true, "artifact fetch refused (address_not_allowed): d"},
-		{RefuseRedirect, true, "artifact fetch refused (redirect): d"},
-		{RefuseNoDigest, true, "artifact fetch refused (no_digest): d"},
-		{FetchLimit, false, "artifact over a limit: d"},
-		{FetchFailed, false, "artifact fetch failed: d"},
+		{flux.RefuseNotHTTP, true, "artifact fetch refused (not_http): d"},
+		{flux.RefuseHostNotAllowed, true, "artifact fetch refused (host_not_allowed): d"},
+		{flux.RefuseAddress, true, "artifact fetch refused (address_not_allowed): d"},
+		{flux.RefuseRedirect, true, "artifact fetch refused (redirect): d"},
+		{flux.RefuseNoDigest, true, "artifact fetch refused (no_digest): d"},
+		{flux.FetchLimit, false, "artifact over a limit: d"},
+		{flux.FetchFailed, false, "artifact fetch failed: d"},
 	} {
 		e := &FetchError{Reason: tc.reason, Detail: "d"}
 		if e.Refused() != tc.refused || e.Error() != tc.prefix {
@@ -1104,13 +1105,13 @@ func TestFetchErrorAPI(t *testing.T) {
 			t.Errorf("ReasonOf(wrapped %s) = %q", tc.reason, got)
 		}
 	}
-	if got := ReasonOf(errors.New("other")); got != FetchFailed {
+	if got := ReasonOf(errors.New("other")); got != flux.FetchFailed {
 		t.Errorf("ReasonOf(other) = %q", got)
 	}
 	if got := ReasonOf(nil); got != "" {
 		t.Errorf("ReasonOf(nil) = %q", got)
 	}
-	if got := (&FetchError{Reason: FetchFailed}).Error(); got != "artifact fetch failed" {
+	if got := (&FetchError{Reason: flux.FetchFailed}).Error(); got != "artifact fetch failed" {
 		t.Errorf("no detail: %q", got)
 	}
 	if d := DefaultLimits(); d != (Limits{Compressed: 32 << 20, Inflated: 64 << 20, File: 8 << 20, Entries: 50000}) || (Limits{}).withDefaults() != d {
@@ -1120,15 +1121,15 @@ func TestFetchErrorAPI(t *testing.T) {
 
 func TestFetchHostDetailQuoted(t *testing.T) {
 	f := &Fetcher{}
-	_, err := f.Fetch(context.Background(), Artifact{URL: "http://" + strings.Repeat("a", 300) + ".example/x", Digest: sha("sha256", nil)})
-	fe := wantReason(t, err, RefuseHostNotAllowed)
+	_, err := f.Fetch(context.Background(), flux.Artifact{URL: "http://" + strings.Repeat("a", 300) + ".example/x", Digest: sha("sha256", nil)})
+	fe := wantReason(t, err, flux.RefuseHostNotAllowed)
 	if len(fe.Detail) > 160 {
 		t.Fatalf("detail of %d bytes: %q", len(fe.Detail), fe.Detail)
 	}
 	// A request URL's path is never put in a detail.
 	_, err = (&Fetcher{AllowedHosts: []string{"127.0.0.1"}}).Fetch(context.Background(),
-		Artifact{URL: "http://127.0.0.1:1/" + secretMarker, Digest: sha("sha256", nil)})
-	wantReason(t, err, RefuseAddress)
+		flux.Artifact{URL: "http://127.0.0.1:1/" + secretMarker, Digest: sha("sha256", nil)})
+	wantReason(t, err, flux.RefuseAddress)
 }
 
 func FuzzReadTarGz(f *testing.F) {
@@ -1147,7 +1148,7 @@ func FuzzReadTarGz(f *testing.F) {
 		fs, err := ReadTarGz(context.Background(), b, l)
 		if err != nil {
 			var fe *FetchError
-			if !errors.As(err, &fe) || (fe.Reason != FetchLimit && fe.Reason != FetchFailed) {
+			if !errors.As(err, &fe) || (fe.Reason != flux.FetchLimit && fe.Reason != flux.FetchFailed) {
 				t.Fatalf("error %v (%T)", err, err)
 			}
 			if fs != nil {
