@@ -494,8 +494,7 @@ func (c *Cluster) WriteExternalArtifact(t testing.TB, ns, name string, artifact 
 	now := time.Now().UTC().Format(time.RFC3339)
 	rev, _ := artifact["revision"].(string)
 	obj.Object["status"] = map[string]any{
-		"observedGeneration": obj.GetGeneration(),
-		"artifact":           artifact,
+		"artifact": artifact,
 		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded",
 			"message": "stored artifact for revision '" + rev + "'", "lastTransitionTime": now, "observedGeneration": obj.GetGeneration()}},
 	}

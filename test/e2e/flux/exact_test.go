@@ -270,10 +270,12 @@ func TestFluxBuildExactness(t *testing.T) {
 		}
 		manifests = append(manifests, m)
 	}
+	t0 := time.Now()
 	c.Apply(t, ns, strings.Join(manifests, "---\n"))
 	for _, l := range layouts {
 		c.WaitKustomizationApplied(t, ns, l.name, rev, waitFlux)
 	}
+	t.Logf("fact: kustomize-controller applied the %d Kustomizations in %s", len(layouts), time.Since(t0).Round(time.Millisecond))
 
 	// driftwatch's build of the same artifact, as the agent makes it.
 	fetcher := &desired.Fetcher{AllowedHosts: []string{strings.TrimPrefix(c.FluxSourceStorageURL(), "http://")},
@@ -364,13 +366,17 @@ func TestFluxBuildExactness(t *testing.T) {
 		t.Logf("fact: %s (%s %s): built in %s: %s", l.name, srcKind(l), l.path, took.Round(time.Millisecond), strings.Join(lines, "; "))
 	}
 	t.Logf("fact: %d layouts, %d objects compared with what kustomize-controller applied, %d reported undetermined", len(layouts), compared, undetermined)
-	if compared < 30 {
+	if compared < 25 {
 		t.Errorf("only %d objects compared", compared)
 	}
 
 	// The agent on the same cluster: every layout judged, none reported.
+	t1 := time.Now()
 	agent := c.StartAgent(t, "--namespaces", ns, "--flux-poll-interval", "2s")
 	agent.WaitReady(t, waitAgent)
+	defer func() {
+		t.Logf("fact: the agent judged every layout %s after its start", time.Since(t1).Round(time.Millisecond))
+	}()
 	var all []cluster.Series
 	waitFor(t, waitAgent, "the agent builds every layout", func() (bool, string) {
 		all, err = agent.Scrape()
@@ -392,7 +398,8 @@ func TestFluxBuildExactness(t *testing.T) {
 				pending++
 			}
 		}
-		return len(unjudged) == 0 && len(undet) > 0 && pending == 0, fmt.Sprintf("unjudged %v, undetermined %v, pending %d", unjudged, undet, pending)
+		// postbuild-from and sops hold one undetermined object each: both built.
+		return len(unjudged) == 0 && len(undet) == 2 && pending == 0, fmt.Sprintf("unjudged %v, undetermined %v, pending %d", unjudged, undet, pending)
 	})
 	for _, s := range all {
 		if s.Name == "driftwatch_flux_undetermined_objects" || strings.HasPrefix(s.Name, "driftwatch_flux_kustomizations_unjudged") {

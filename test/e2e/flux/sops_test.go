@@ -35,10 +35,10 @@ func (k *sopsKeys) layout(t *testing.T) layout {
 		[]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: enc\nstringData:\n  API_KEY: sops-e2e-api-key\n  DB_HOST: sops-e2e-db-host\n"))
 	env := cluster.SOPSEncrypt(t, k.recipient, "dotenv", []byte("DB_USER=sops-e2e-user\nDB_PASS=sops-e2e-pass\n"))
 	return layout{name: "sops", path: "sops", files: map[string]string{
-		"sops/kustomization.yaml": "resources: [enc-secret.yaml]\nsecretGenerator:\n- name: hashed\n  envs: [db.enc.env]\n" +
-			"- name: plain\n  envs: [db.enc.env]\n  options: {disableNameSuffixHash: true}\n",
+		"sops/kustomization.yaml": "resources: [enc-secret.yaml]\nsecretGenerator:\n- name: sops-hashed\n  envs: [db.enc.env]\n" +
+			"- name: sops-plain\n  envs: [db.enc.env]\n  options: {disableNameSuffixHash: true}\n",
 		"sops/enc-secret.yaml": string(manifest),
 		"sops/db.enc.env":      string(env),
 	}, spec: "  decryption:\n    provider: sops\n    secretRef: {name: sops-age}\n",
-		undetermined: []string{"Secret/hashed-"}}
+		undetermined: []string{"Secret/sops-hashed-"}}
 }
