@@ -195,9 +195,11 @@ func TestFluxFetchSafety(t *testing.T) {
 		"stranger":  artifactOf(stranger.URL+"/x.tar.gz", good, revision),
 		"redirect":  artifactOf(host.URL+"/redirect.tar.gz", good, revision),
 		"metadata":  artifactOf("http://169.254.169.254/latest/meta-data/x.tar.gz", good, revision),
-		"no-digest": artifactOf(host.URL+"/flaky.tar.gz", good, revision),
+		"bad-digest": artifactOf(host.URL+"/flaky.tar.gz", good, revision),
 	}
-	sources["no-digest"]["digest"] = ""
+	// The CRD requires a digest of the form algo:hex; one whose algorithm
+	// the agent cannot check is refused like none (no_digest).
+	sources["bad-digest"]["digest"] = "md5:0123456789abcdef0123456789abcdef"
 	var manifests []string
 	for name, a := range sources {
 		c.WriteExternalArtifact(t, ns, name, a)
@@ -223,7 +225,7 @@ func TestFluxFetchSafety(t *testing.T) {
 		return out
 	}
 	want := map[string]string{"flaky": flux.UnjudgedFetchFailed, "bomb": flux.UnjudgedLimit, "stranger": flux.UnjudgedFetchRefused,
-		"redirect": flux.UnjudgedFetchRefused, "metadata": flux.UnjudgedFetchRefused, "no-digest": flux.UnjudgedFetchRefused}
+		"redirect": flux.UnjudgedFetchRefused, "metadata": flux.UnjudgedFetchRefused, "bad-digest": flux.UnjudgedFetchRefused}
 	var all []cluster.Series
 	waitFor(t, waitAgent, "every refused or failing artifact is counted unjudged with its reason", func() (bool, string) {
 		all, err = agent.Scrape()
