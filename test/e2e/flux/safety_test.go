@@ -190,11 +190,11 @@ func TestFluxFetchSafety(t *testing.T) {
 	host.redirect["/redirect.tar.gz"] = target.URL + "/x.tar.gz"
 	host.mu.Unlock()
 	sources := map[string]map[string]any{
-		"flaky":     artifactOf(host.URL+"/flaky.tar.gz", good, revision),
-		"bomb":      artifactOf(host.URL+"/bomb.tar.gz", host.files["/bomb.tar.gz"], "latest@sha256:bomb"),
-		"stranger":  artifactOf(stranger.URL+"/x.tar.gz", good, revision),
-		"redirect":  artifactOf(host.URL+"/redirect.tar.gz", good, revision),
-		"metadata":  artifactOf("http://169.254.169.254/latest/meta-data/x.tar.gz", good, revision),
+		"flaky":      artifactOf(host.URL+"/flaky.tar.gz", good, revision),
+		"bomb":       artifactOf(host.URL+"/bomb.tar.gz", host.files["/bomb.tar.gz"], "latest@sha256:bomb"),
+		"stranger":   artifactOf(stranger.URL+"/x.tar.gz", good, revision),
+		"redirect":   artifactOf(host.URL+"/redirect.tar.gz", good, revision),
+		"metadata":   artifactOf("http://169.254.169.254/latest/meta-data/x.tar.gz", good, revision),
 		"bad-digest": artifactOf(host.URL+"/flaky.tar.gz", good, revision),
 	}
 	// The CRD requires a digest of the form algo:hex; one whose algorithm
