@@ -215,7 +215,7 @@ func serve(t *testing.T, h http.HandlerFunc) *server {
 }
 
 func serveBytes(t *testing.T, body []byte) *server {
-	return serve(t, func(w http.ResponseWriter, _ *http.Request) { w.Write(body) })
+	return serve(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) })
 }
 
 func (s *server) hostPort() string { return strings.TrimPrefix(s.URL, "http://") }
@@ -389,7 +389,7 @@ func TestFetchDefaultHostsThroughTransport(t *testing.T) {
 		}
 	}
 	_, err := f.Fetch(context.Background(), flux.Artifact{URL: "http://source-controller.flux-system.svc.evil.example/c.tar.gz", Digest: sha("sha256", tgz)})
-	wantReason(t, err, flux.RefuseHostNotAllowed)
+	_ = wantReason(t, err, flux.RefuseHostNotAllowed)
 	want := []string{"source-controller.flux-system.svc.cluster.local.", "source-watcher.flux-system"}
 	if !reflect.DeepEqual(rt.hosts, want) {
 		t.Fatalf("transport saw hosts %q, want %q", rt.hosts, want)
@@ -401,7 +401,7 @@ func TestFetchSourceHost(t *testing.T) {
 	var gotPath, gotAuth string
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		gotPath, gotAuth = r.URL.Path, r.Header.Get("Authorization")
-		w.Write(tgz)
+		_, _ = w.Write(tgz)
 	})
 	f := &Fetcher{SourceHost: srv.hostPort(), AllowedCIDRs: loopback}
 	_, err := f.Fetch(context.Background(), flux.Artifact{
@@ -430,7 +430,7 @@ func TestFetchRedirectRefused(t *testing.T) {
 			})
 			f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}
 			_, err := f.Fetch(context.Background(), flux.Artifact{URL: redir.URL + "/a.tar.gz", Digest: sha("sha256", tgz)})
-			wantReason(t, err, flux.RefuseRedirect)
+			_ = wantReason(t, err, flux.RefuseRedirect)
 			if n := redir.requests.Load(); n != 1 {
 				t.Fatalf("redirecting server saw %d requests", n)
 			}
@@ -484,7 +484,7 @@ func TestFetchDialGuard(t *testing.T) {
 			if h == "localhost" && ReasonOf(err) == flux.FetchFailed {
 				t.Skipf("localhost does not resolve here: %v", err)
 			}
-			wantReason(t, err, flux.RefuseAddress)
+			_ = wantReason(t, err, flux.RefuseAddress)
 		})
 	}
 	if ln, err := net.Listen("tcp6", "[::1]:0"); err == nil {
@@ -492,7 +492,7 @@ func TestFetchDialGuard(t *testing.T) {
 		f := &Fetcher{AllowedHosts: []string{"::1", "fe80::1"}}
 		for _, u := range []string{"http://[::1]:8080/a.tar.gz", "http://[fe80::1]:8080/a.tar.gz"} {
 			_, err := f.Fetch(context.Background(), flux.Artifact{URL: u, Digest: d})
-			wantReason(t, err, flux.RefuseAddress)
+			_ = wantReason(t, err, flux.RefuseAddress)
 		}
 	}
 }
@@ -612,26 +612,26 @@ func TestFetchHTTPStatusAndSize(t *testing.T) {
 		}, Limits{}, flux.FetchFailed, "HTTP status 500 from host"},
 		{"203 with the artifact", func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusNonAuthoritativeInfo)
-			w.Write(tgz)
+			_, _ = w.Write(tgz)
 		}, Limits{}, flux.FetchFailed, "HTTP status 203 from host"},
 		{"Content-Length over Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(tgz)))
-			w.Write(tgz)
+			_, _ = w.Write(tgz)
 		}, Limits{Compressed: int64(len(tgz)) - 1}, flux.FetchLimit, fmt.Sprintf("compressed size %d bytes is over the limit of %d bytes", len(tgz), len(tgz)-1)},
 		{"chunked body over Compressed", func(w http.ResponseWriter, _ *http.Request) {
 			for _, c := range tgz {
-				w.Write([]byte{c})
+				_, _ = w.Write([]byte{c})
 				w.(http.Flusher).Flush()
 			}
 		}, Limits{Compressed: int64(len(tgz)) - 1}, flux.FetchLimit, fmt.Sprintf("compressed size is over the limit of %d bytes", len(tgz)-1)},
 		{"chunked body at Compressed", func(w http.ResponseWriter, _ *http.Request) {
-			w.Write(tgz[:10])
+			_, _ = w.Write(tgz[:10])
 			w.(http.Flusher).Flush()
-			w.Write(tgz[10:])
+			_, _ = w.Write(tgz[10:])
 		}, Limits{Compressed: int64(len(tgz))}, "", ""},
 		{"body shorter than Content-Length", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(tgz)))
-			w.Write(tgz[:len(tgz)/2])
+			_, _ = w.Write(tgz[:len(tgz)/2])
 		}, Limits{}, flux.FetchFailed, "connection closed early"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -687,8 +687,12 @@ func TestReadTarGzBadStreams(t *testing.T) {
 	tgz := goodTarball(t)
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
-	tw.WriteHeader(&tar.Header{Name: "a.yaml", Typeflag: tar.TypeReg, Size: 2000, Mode: 0o644})
-	tw.Write(bytes.Repeat([]byte(secretMarker), 100)[:2000])
+	if err := tw.WriteHeader(&tar.Header{Name: "a.yaml", Typeflag: tar.TypeReg, Size: 2000, Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(bytes.Repeat([]byte(secretMarker), 100)[:2000]); err != nil {
+		t.Fatal(err)
+	}
 	tw.Close()
 	tarball := tb.Bytes()
 	corrupt := bytes.Clone(tgz)
@@ -728,7 +732,7 @@ func TestReadTarGzBadStreams(t *testing.T) {
 	srv := serveBytes(t, notGz)
 	f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback}
 	_, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", notGz)})
-	wantReason(t, err, flux.FetchFailed)
+	_ = wantReason(t, err, flux.FetchFailed)
 }
 
 func TestReadTarGzTrailingData(t *testing.T) {
@@ -741,8 +745,12 @@ func TestReadTarGzTrailingData(t *testing.T) {
 	// Garbage after the tar's end, inside the gzip stream.
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
-	tw.WriteHeader(&tar.Header{Name: "a.yaml", Typeflag: tar.TypeReg, Size: 2, Mode: 0o644})
-	tw.Write([]byte("x\n"))
+	if err := tw.WriteHeader(&tar.Header{Name: "a.yaml", Typeflag: tar.TypeReg, Size: 2, Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte("x\n")); err != nil {
+		t.Fatal(err)
+	}
 	tw.Close()
 	tb.WriteString("garbage after the end-of-archive blocks")
 	fs, err = ReadTarGz(context.Background(), gz(t, tb.Bytes()), Limits{})
@@ -936,7 +944,7 @@ func TestReadTarGzBomb(t *testing.T) {
 	srv := serveBytes(t, b)
 	f := &Fetcher{AllowedHosts: []string{"127.0.0.1"}, AllowedCIDRs: loopback, Limits: l}
 	_, err := f.Fetch(context.Background(), flux.Artifact{URL: srv.URL + "/a.tar.gz", Digest: sha("sha256", b)})
-	wantReason(t, err, flux.FetchLimit)
+	_ = wantReason(t, err, flux.FetchLimit)
 }
 
 // cancelAfter is a context whose Err is nil for its first n calls, then
@@ -995,7 +1003,7 @@ func TestReadTarGzContext(t *testing.T) {
 	if err == nil {
 		t.Logf("inflated 200 MiB in %v, before the cancellation", took)
 	} else {
-		wantReason(t, err, flux.FetchFailed)
+		_ = wantReason(t, err, flux.FetchFailed)
 		if took > time.Second {
 			t.Fatalf("cancellation honoured after %v", took)
 		}
@@ -1006,7 +1014,7 @@ func TestReadTarGzContext(t *testing.T) {
 	rctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	_, err = ReadTarGz(rctx, goodTarball(t), Limits{})
-	wantReason(t, err, flux.FetchFailed)
+	_ = wantReason(t, err, flux.FetchFailed)
 }
 
 func TestFetchContextAndTimeout(t *testing.T) {
@@ -1014,7 +1022,7 @@ func TestFetchContextAndTimeout(t *testing.T) {
 	release := make(chan struct{})
 	srv := serve(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(tgz)))
-		w.Write(tgz[:100])
+		_, _ = w.Write(tgz[:100])
 		w.(http.Flusher).Flush()
 		<-release
 	})
@@ -1129,7 +1137,7 @@ func TestFetchHostDetailQuoted(t *testing.T) {
 	// A request URL's path is never put in a detail.
 	_, err = (&Fetcher{AllowedHosts: []string{"127.0.0.1"}}).Fetch(context.Background(),
 		flux.Artifact{URL: "http://127.0.0.1:1/" + secretMarker, Digest: sha("sha256", nil)})
-	wantReason(t, err, flux.RefuseAddress)
+	_ = wantReason(t, err, flux.RefuseAddress)
 }
 
 func FuzzReadTarGz(f *testing.F) {

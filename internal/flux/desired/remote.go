@@ -79,7 +79,9 @@ type loaded struct {
 // loadedPaths lists every path a kustomization loads (kustomize api v0.21
 // types.Kustomization): resources and components (files or folders), and the
 // files of crds, configurations, generators, transformers, validators,
-// patches, replacements, openapi and the generators' file and env sources.
+// patches, replacements, openapi and the generators' file and env sources
+// (bases and env: FixKustomization, which kustomize runs too, has moved them
+// to resources and envs).
 // Entries of generators, transformers, validators and patchesStrategicMerge
 // may be inline YAML instead of a path: those are skipped.
 func loadedPaths(k *kustypes.Kustomization) []loaded {
@@ -91,8 +93,7 @@ func loadedPaths(k *kustypes.Kustomization) []loaded {
 			}
 		}
 	}
-	add("resources", true, k.Resources...)
-	add("bases", true, k.Bases...)
+	add("resources", true, k.Resources...) // FixKustomization moved bases here
 	add("components", true, k.Components...)
 	add("crds", false, k.Crds...)
 	add("configurations", false, k.Configurations...)
@@ -103,7 +104,7 @@ func loadedPaths(k *kustypes.Kustomization) []loaded {
 			}
 		}
 	}
-	for _, p := range k.PatchesStrategicMerge {
+	for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // deprecated, still loaded by kustomize
 		if s := string(p); !strings.Contains(s, "\n") && (!strings.Contains(s, ": ") || isRemotePath(s)) {
 			add("patchesStrategicMerge", false, s)
 		}
@@ -111,7 +112,7 @@ func loadedPaths(k *kustypes.Kustomization) []loaded {
 	for _, p := range k.Patches {
 		add("patches", false, p.Path)
 	}
-	for _, p := range k.PatchesJson6902 {
+	for _, p := range k.PatchesJson6902 { //nolint:staticcheck // deprecated, still loaded by kustomize
 		add("patchesJson6902", false, p.Path)
 	}
 	for _, r := range k.Replacements {

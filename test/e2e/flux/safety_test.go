@@ -62,7 +62,7 @@ func newArtifactHost(t *testing.T) *artifactHost {
 		case body == nil:
 			http.NotFound(w, r)
 		default:
-			w.Write(body)
+			_, _ = w.Write(body)
 		}
 	}))
 	t.Cleanup(h.Close)
