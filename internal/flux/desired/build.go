@@ -14,6 +14,7 @@ import (
 	"path"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -457,7 +458,7 @@ func markers(o *Object, nonce string) []string {
 			}
 			s = s[i+len(nonce):]
 			name, _, _ := strings.Cut(s, ".")
-			if !contains(out, name) {
+			if !slices.Contains(out, name) {
 				out = append(out, name)
 			}
 		}
@@ -488,13 +489,13 @@ func markers(o *Object, nonce string) []string {
 }
 
 func sameShape(a, b *Object) bool {
-	if a.Kind != b.Kind || a.Namespace != b.Namespace || a.Name != b.Name || !equalStrings(a.DataKeys, b.DataKeys) {
+	if a.Kind != b.Kind || a.Namespace != b.Namespace || a.Name != b.Name || !slices.Equal(a.DataKeys, b.DataKeys) {
 		return false
 	}
 	if (a.ES == nil) != (b.ES == nil) {
 		return false
 	}
-	return a.ES == nil || (a.ES.Target == b.ES.Target && equalStrings(a.ES.WrittenKeys(), b.ES.WrittenKeys()))
+	return a.ES == nil || (a.ES.Target == b.ES.Target && slices.Equal(a.ES.WrittenKeys(), b.ES.WrittenKeys()))
 }
 
 // referenced lists the variables fluxcd/pkg/envsubst looks up in text (with
@@ -557,27 +558,6 @@ func merged(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // truncate bounds a path or name quoted in a detail.
