@@ -266,12 +266,9 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 // The build time budget: a build over it is a limit, remembered for that
 // artifact and spec.
 func TestPollerBuildTimeout(t *testing.T) {
-	var objs strings.Builder
-	for i := 0; i < 3000; i++ {
-		objs.WriteString(secretYAML("s"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strings.Repeat("y", i/26), "A"))
-		objs.WriteString("---\n")
-	}
-	f := newPollerFixture(t, reg("app/all.yaml", objs.String()))
+	// Every build takes longer than a millisecond (Flux's build parses the
+	// OpenAPI schema each time).
+	f := newPollerFixture(t, reg("app/s.yaml", secretYAML("db", "A")))
 	f.p.BuildTimeout = time.Millisecond
 	if d := f.round(); d.Unjudged != flux.UnjudgedLimit || !strings.Contains(d.Detail, "longer than") {
 		t.Fatalf("verdict %+v", d)
@@ -280,32 +277,5 @@ func TestPollerBuildTimeout(t *testing.T) {
 	f.now = f.now.Add(time.Hour)
 	if d := f.round(); d.Unjudged != flux.UnjudgedLimit {
 		t.Fatalf("built again after a timeout: %+v", d)
-	}
-}
-
-// Two sources serving the same content (one digest) share one download; an
-// error belongs to the URL that gave it, not to the digest.
-func TestPollerSharedDigest(t *testing.T) {
-	f := newPollerFixture(t, reg("app/s.yaml", secretYAML("db", "A")))
-	bad := *f.src
-	bad.Name, bad.ArtifactURL = "mirror", "http://elsewhere.example/x.tar.gz"
-	f.store.UpsertFluxSource(&bad)
-	other := mt.Kustomization("flux-system", "mirror")
-	other.BuildKey = f.ks.BuildKey
-	f.store.UpsertKustomization(other)
-	twin := mt.Kustomization("flux-system", "twin")
-	twin.SourceName, twin.BuildKey = "apps", f.ks.BuildKey
-	f.store.UpsertKustomization(twin)
-	f.p.Round(context.Background(), f.store)
-	f.store.Read(func(v model.View) {
-		for name, want := range map[string]string{"apps": "", "twin": "", "mirror": flux.UnjudgedFetchRefused} {
-			d, ok := v.FluxDesiredOf("flux-system", name)
-			if !ok || d.Unjudged != want {
-				t.Errorf("%s: %+v, want unjudged %q", name, d, want)
-			}
-		}
-	})
-	if n := f.srv.hits.Load(); n != 1 {
-		t.Errorf("%d downloads, want 1", n)
 	}
 }
