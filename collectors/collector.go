@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -141,6 +142,73 @@ type Findings struct {
 	headers map[*prometheus.Desc][]byte
 	// noSplit runs every detector on the whole model (tests compare both ways).
 	noSplit bool
+
+	// last is the most recent evaluation's findings (a scrape's or Run's),
+	// which the findings page and the API read without taking mu (Latest).
+	last atomic.Pointer[Evaluation]
+	// refreshMu lets one reader of Latest at a time evaluate when the last
+	// evaluation is too old; the others wait for its result.
+	refreshMu sync.Mutex
+}
+
+// Evaluation is the typed findings of one evaluation of every detector: what
+// a scrape exported, or what Run returned. It is shared between readers and
+// must not be modified.
+type Evaluation struct {
+	// At is the evaluation's time (Config.Now).
+	At time.Time
+	// Findings are sorted as Run sorts them.
+	Findings []finding.Finding
+	// Failed names, sorted, the detectors that failed (a contained panic).
+	Failed []string
+	// avail is the availability signature the detectors ran under: an
+	// evaluation made before a resource synced is not reused after.
+	avail string
+}
+
+// remember records an evaluation's findings for Latest (the caller holds mu).
+func (f *Findings) remember(at time.Time, found []finding.Finding, failed []string) *Evaluation {
+	finding.Sort(found)
+	failed = slices.Clone(failed)
+	slices.Sort(failed)
+	ev := &Evaluation{At: at, Findings: found, Failed: failed, avail: f.cachedAvail}
+	f.last.Store(ev)
+	return ev
+}
+
+// fresh returns the last evaluation when it is at most maxAge old and was made
+// with the resources available now; nil otherwise.
+func (f *Findings) fresh(maxAge time.Duration) *Evaluation {
+	ev := f.last.Load()
+	if ev == nil || f.cfg.Now().Sub(ev.At) > maxAge ||
+		ev.avail != availSignature(model.AvailabilityOf(f.health.States())) {
+		return nil
+	}
+	return ev
+}
+
+// Latest returns the findings of an evaluation at most maxAge old: the last
+// scrape's when it is recent enough, else a new evaluation. It is what the
+// findings page and /api/v1/findings read, so that however many people or
+// scripts ask, the detectors run at most once per maxAge for them, and a
+// scrape waits for at most one such evaluation (a reader that finds a scrape
+// evaluating waits for that scrape's result instead of evaluating again).
+// Prometheus scraping more often than maxAge serves every reader.
+func (f *Findings) Latest(maxAge time.Duration) *Evaluation {
+	if ev := f.fresh(maxAge); ev != nil {
+		return ev
+	}
+	f.refreshMu.Lock()
+	defer f.refreshMu.Unlock()
+	if ev := f.fresh(maxAge); ev != nil {
+		return ev // another reader evaluated meanwhile
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ev := f.fresh(maxAge); ev != nil {
+		return ev // a scrape evaluated meanwhile
+	}
+	return f.runLocked()
 }
 
 // NewFindings builds the collector.
@@ -193,9 +261,14 @@ func (f *Findings) Describe(ch chan<- *prometheus.Desc) { describe(collFindings,
 // same as a full recomputation's: the tests compare both after random changes.
 func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	var reused [][]prometheus.Metric
-	fresh := f.evaluate(true, func(r *nsResult) { reused = append(reused, r.metrics) })
+	var found []finding.Finding
+	fresh := f.evaluate(true, func(r *nsResult) {
+		reused = append(reused, r.metrics)
+		found = append(found, r.findings...)
+	})
+	f.remember(fresh.at, append(found, fresh.found...), fresh.failed)
+	f.mu.Unlock()
 	for _, ms := range reused {
 		for _, m := range ms {
 			ch <- m
@@ -223,13 +296,15 @@ func (f *Findings) Typed() []finding.Finding {
 func (f *Findings) Run() (findings []finding.Finding, failed []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	ev := f.runLocked()
+	return slices.Clone(ev.Findings), slices.Clone(ev.Failed)
+}
+
+// runLocked evaluates and remembers the findings (the caller holds mu).
+func (f *Findings) runLocked() *Evaluation {
 	var out []finding.Finding
 	e := f.evaluate(false, func(r *nsResult) { out = append(out, r.findings...) })
-	out = append(out, e.found...)
-	finding.Sort(out)
-	failed = slices.Clone(e.failed)
-	slices.Sort(failed)
-	return out, failed
+	return f.remember(e.at, append(out, e.found...), e.failed)
 }
 
 // evaluate runs the detectors (the caller holds f.mu). It hands each
@@ -244,7 +319,7 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 	// Detectors run under the model's read lock; the metrics are sent and encoded
 	// after it is released, so the informers' event handlers (which need the
 	// write lock) wait only for the detectors, not for the encoding.
-	e := &emitter{cfg: &f.cfg}
+	e := &emitter{cfg: &f.cfg, at: now}
 	f.store.Read(func(v model.View) {
 		for _, d := range f.detectors {
 			enabled := avail.All(d.requires...)
@@ -349,8 +424,10 @@ type emitter struct {
 	silenced map[string]int
 	// found are the typed findings among the series emitted.
 	found []finding.Finding
-	// failed names the detectors that failed (evaluate's emitter only).
+	// failed names the detectors that failed, and at is the evaluation's
+	// time (evaluate's emitter only).
 	failed []string
+	at     time.Time
 }
 
 var descSilenced = declare(finding.Family{Name: "driftwatch_findings_silenced",

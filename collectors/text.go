@@ -50,7 +50,9 @@ func (f *Findings) textPieces() ([][]byte, error) {
 		chunks[d] = append(chunks[d], b)
 	}
 	var encErr error
+	var found []finding.Finding
 	fresh := f.evaluate(false, func(r *nsResult) {
+		found = append(found, r.findings...)
 		if r.text == nil {
 			t, err := f.encode(r.metrics)
 			if err != nil {
@@ -66,6 +68,7 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	if encErr != nil {
 		return nil, encErr
 	}
+	f.remember(fresh.at, append(found, fresh.found...), fresh.failed)
 	t, err := f.encode(fresh.buf)
 	if err != nil {
 		return nil, err

@@ -229,6 +229,29 @@ func (a *Agent) handleProbes(mux *http.ServeMux) {
 	})
 }
 
+// Server timeouts (HardenServer). A scrape of the 20k Secrets is
+// encoded in well under a second; WriteTimeout bounds what a client that reads
+// slowly (or not at all) can hold, IdleTimeout outlives a one-minute scrape
+// interval so Prometheus keeps its connection.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = time.Minute
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+)
+
+// HardenServer sets the timeouts and header limit every listener of the agent
+// serves with: no client can hold a connection, a goroutine or a page slot
+// (ui.Options.MaxConcurrent) longer than these.
+func HardenServer(srv *http.Server) {
+	srv.ReadHeaderTimeout = ReadHeaderTimeout
+	srv.ReadTimeout = ReadTimeout
+	srv.WriteTimeout = WriteTimeout
+	srv.IdleTimeout = IdleTimeout
+	srv.MaxHeaderBytes = MaxHeaderBytes
+}
+
 // Run serves HTTP and runs the informers until ctx ends, then shuts down gracefully.
 func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	log := cfg.Logger
@@ -274,7 +297,14 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 			closeAll()
 			return fmt.Errorf("%s %s: %w", l.flag, l.addr, err)
 		}
-		servers = append(servers, server{l.name, ln, &http.Server{Handler: l.h(), ReadHeaderTimeout: 10 * time.Second}, l.web})
+		srv := &http.Server{Handler: l.h()}
+		HardenServer(srv)
+		if l.name == "pprof" {
+			// A CPU profile or trace streams for ?seconds=N (30 by default):
+			// no write deadline on the loopback-only pprof listener.
+			srv.WriteTimeout = 0
+		}
+		servers = append(servers, server{l.name, ln, srv, l.web})
 	}
 	errc := make(chan error, len(servers))
 	for _, s := range servers {

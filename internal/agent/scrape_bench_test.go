@@ -155,6 +155,12 @@ func metav1Itoa(i int) string { return strconv.Itoa(i) }
 // startBenchAgent runs the agent's informers over the fake cluster until synced.
 func startBenchAgent(b *testing.B, c *benchCluster, inventory bool) (*agent.Agent, *fake.Clientset, func()) {
 	b.Helper()
+	return startBenchAgentWith(b, c, func(cfg *agent.Config) { cfg.Findings.Inventory = inventory })
+}
+
+// startBenchAgentWith is startBenchAgent with the configuration edited by set.
+func startBenchAgentWith(b *testing.B, c *benchCluster, set func(*agent.Config)) (*agent.Agent, *fake.Clientset, func()) {
+	b.Helper()
 	cs := fake.NewClientset(c.core...)
 	fd := cs.Discovery().(*fakediscovery.FakeDiscovery)
 	fd.Resources = []*metav1.APIResourceList{
@@ -172,7 +178,7 @@ func startBenchAgent(b *testing.B, c *benchCluster, inventory bool) (*agent.Agen
 	}, c.dyn...)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := agent.Config{Logger: log, DiscoveryInterval: time.Hour}
-	cfg.Findings.Inventory = inventory
+	set(&cfg)
 	a := agent.New(agent.Clients{Core: cs, Dynamic: dyn, Discovery: cs.Discovery()}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -10,6 +10,7 @@
 package ui
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -23,19 +24,28 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/report"
 )
 
 // Findings is what the page reads findings from (collectors.Findings): the
-// findings of one evaluation and the detectors that failed during it.
+// findings of an evaluation at most maxAge old and the detectors that failed
+// during it, shared and never modified, and the detectors that do not run.
 type Findings interface {
-	Run() (findings []finding.Finding, failed []string)
+	Latest(maxAge time.Duration) *collectors.Evaluation
 	Skipped() []string
 }
+
+// Defaults of Options.MaxAge and Options.MaxConcurrent.
+const (
+	DefaultMaxAge        = 10 * time.Second
+	DefaultMaxConcurrent = 4
+)
 
 // Health says whether the informers have synced and which resources are
 // available (kube.Manager).
@@ -58,6 +68,15 @@ type Options struct {
 	NoSecretPage bool
 	// Version is shown in the footer.
 	Version string
+	// MaxAge is how old the findings a page or the API shows may be (default
+	// DefaultMaxAge): they come from the last scrape when it is that recent,
+	// else from one evaluation shared by every request meanwhile. However many
+	// requests come, the detectors run at most once per MaxAge for them.
+	MaxAge time.Duration
+	// MaxConcurrent bounds the page, Secret page and API requests served at
+	// once (default DefaultMaxConcurrent); one more is answered 429 with
+	// Retry-After at once. /metrics and the probes are never limited.
+	MaxConcurrent int
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -68,6 +87,50 @@ type Server struct {
 	findings Findings
 	health   Health
 	opts     Options
+	// slots holds a token per request being served (Options.MaxConcurrent).
+	slots chan struct{}
+	// rendered holds the findings page and API answers rendered from the
+	// evaluation ev, by request (renderCached).
+	renderMu sync.Mutex
+	ev       *collectors.Evaluation
+	rendered map[string][]byte
+}
+
+// maxRendered bounds the answers kept for one evaluation: the page and the
+// API for all namespaces plus a few filtered ones.
+const maxRendered = 8
+
+// renderCached returns the answer render writes for the evaluation ev and the
+// request key (everything else the answer depends on), rendered once per
+// evaluation: people and scripts asking again between two evaluations cost a
+// copy, not a template run. An answer that failed to render is not kept.
+func (s *Server) renderCached(ev *collectors.Evaluation, key string, render func(io.Writer) error) ([]byte, error) {
+	s.renderMu.Lock()
+	if s.ev == ev {
+		if b, ok := s.rendered[key]; ok {
+			s.renderMu.Unlock()
+			return b, nil
+		}
+	}
+	s.renderMu.Unlock()
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	if s.ev != ev || len(s.rendered) >= maxRendered {
+		s.ev, s.rendered = ev, map[string][]byte{}
+	}
+	s.rendered[key] = b
+	return b, nil
+}
+
+// stateKey identifies what an answer shows besides the findings: the
+// detectors that do not run and the resources' states.
+func (s *Server) stateKey() string {
+	return fmt.Sprint(s.findings.Skipped(), s.health.States())
 }
 
 // New returns a Server over the model, the findings and the informers' health.
@@ -84,7 +147,13 @@ func New(store *model.Store, findings Findings, health Health, opts Options) *Se
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Server{store: store, findings: findings, health: health, opts: opts}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
+	return &Server{store: store, findings: findings, health: health, opts: opts, slots: make(chan struct{}, opts.MaxConcurrent)}
 }
 
 //go:embed templates/*.html templates/style.css
@@ -129,12 +198,40 @@ func CSP() string { return csp }
 // /api/v1/findings.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/{$}", s.servePage)
+	mux.HandleFunc("/{$}", s.limit(s.servePage))
 	if !s.opts.NoSecretPage {
-		mux.HandleFunc("/secret/{ns}/{name}", s.serveSecret)
+		mux.HandleFunc("/secret/{ns}/{name}", s.limit(s.serveSecret))
 	}
-	mux.HandleFunc("/api/v1/findings", s.serveAPI)
+	mux.HandleFunc("/api/v1/findings", s.limit(s.serveAPI))
 	return mux
+}
+
+// limit serves h for at most Options.MaxConcurrent requests at once and
+// answers the others 429 at once, so a flood of page or API requests costs a
+// bounded share of the CPU and never queues up in front of a scrape.
+func (s *Server) limit(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+			h(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Cache-Control", "no-store")
+			http.Error(w, "too many requests: the findings page and API serve "+strconv.Itoa(cap(s.slots))+
+				" requests at a time (/metrics is not limited); retry in a second", http.StatusTooManyRequests)
+		}
+	}
+}
+
+// latest is the findings pages and the API show, and marks the response with
+// their evaluation's time.
+func (s *Server) latest(w http.ResponseWriter) *collectors.Evaluation {
+	ev := s.findings.Latest(s.opts.MaxAge)
+	if !ev.At.IsZero() {
+		w.Header().Set("Last-Modified", ev.At.UTC().Format(http.TimeFormat))
+	}
+	return ev
 }
 
 func headers(w http.ResponseWriter, contentType string) {
@@ -190,12 +287,20 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "waiting for informers to sync: "+s.waiting())
 		return
 	}
-	typed, failed := s.findings.Run()
-	rep := report.Build(typed, failed, s.findings.Skipped(), s.health.States(), failOn, keep)
+	ev := s.latest(w)
+	key := fmt.Sprint("api", failOn, q["namespace"], s.stateKey())
+	body, err := s.renderCached(ev, key, func(w io.Writer) error {
+		rep := report.Build(ev.Findings, ev.Failed, s.findings.Skipped(), s.health.States(), failOn, keep)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	})
+	if err != nil {
+		apiError(w, http.StatusInternalServerError, "encoding the findings failed")
+		return
+	}
 	headers(w, "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(rep)
+	_, _ = w.Write(body)
 }
 
 // MaxNamespaceFilter bounds the namespaces one /api/v1/findings request may
@@ -484,25 +589,36 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns := strings.TrimSpace(r.URL.Query().Get("namespace"))
-	var d PageData
 	if !s.health.Ready() {
-		d = PageData{CSS: template.CSS(css), Refresh: 5, Waiting: s.waiting(), Namespace: ns,
+		d := PageData{CSS: template.CSS(css), Refresh: 5, Waiting: s.waiting(), Namespace: ns,
 			Generated: s.opts.Now().UTC().Format(time.RFC3339), Version: s.opts.Version}
-	} else {
-		typed, failed := s.findings.Run()
-		d = s.Page(typed, ns)
-		d.Skipped, d.Failed = s.findings.Skipped(), failed
+		headers(w, "text/html; charset=utf-8")
+		if err := RenderPage(w, d); err != nil {
+			// Headers are sent; the truncated page says so at its end.
+			_, _ = w.Write([]byte("<p>rendering failed</p>"))
+		}
+		return
+	}
+	ev := s.latest(w)
+	body, err := s.renderCached(ev, fmt.Sprint("page", ns, s.stateKey()), func(w io.Writer) error {
+		d := s.Page(ev.Findings, ns)
+		d.Skipped, d.Failed = s.findings.Skipped(), ev.Failed
+		if !ev.At.IsZero() {
+			d.Generated = ev.At.UTC().Format(time.RFC3339)
+		}
 		for _, st := range s.health.States() {
 			if !st.Available() && st.Reason != "not_watched" {
 				d.Unavailable = append(d.Unavailable, string(st.Resource)+"="+st.Reason)
 			}
 		}
+		return RenderPage(w, d)
+	})
+	if err != nil {
+		http.Error(w, "rendering the findings page failed", http.StatusInternalServerError)
+		return
 	}
 	headers(w, "text/html; charset=utf-8")
-	if err := RenderPage(w, d); err != nil {
-		// Headers are sent; the truncated page says so at its end.
-		_, _ = w.Write([]byte("<p>rendering failed</p>"))
-	}
+	_, _ = w.Write(body)
 }
 
 // RenderPage writes the findings page.
@@ -537,7 +653,11 @@ func (s *Server) serveSecret(w http.ResponseWriter, r *http.Request) {
 		d.Waiting, d.Refresh = s.waiting(), 5
 	} else {
 		d.Ready = true
-		typed, _ := s.findings.Run()
+		ev := s.latest(w)
+		if !ev.At.IsZero() {
+			d.Generated = ev.At.UTC().Format(time.RFC3339)
+		}
+		typed := ev.Findings
 		s.store.Read(func(v model.View) {
 			d.Path = buildPath(v, ns, name, typed)
 			for _, f := range typed {

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/driftwatch/driftwatch/alerts"
+	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/cli"
@@ -421,8 +422,10 @@ func TestCommandsPrintNoValues(t *testing.T) {
 
 type staticFindings []finding.Finding
 
-func (s staticFindings) Run() ([]finding.Finding, []string) { return s, nil }
-func (staticFindings) Skipped() []string                    { return nil }
+func (s staticFindings) Latest(time.Duration) *collectors.Evaluation {
+	return &collectors.Evaluation{Findings: s}
+}
+func (staticFindings) Skipped() []string { return nil }
 
 type notReady struct{}
 
@@ -434,8 +437,10 @@ func (notReady) States() []model.ResourceState {
 // failedFindings: no finding, and a detector that failed.
 type failedFindings struct{}
 
-func (failedFindings) Run() ([]finding.Finding, []string) { return nil, []string{"flips"} }
-func (failedFindings) Skipped() []string                  { return nil }
+func (failedFindings) Latest(time.Duration) *collectors.Evaluation {
+	return &collectors.Evaluation{Failed: []string{"flips"}}
+}
+func (failedFindings) Skipped() []string { return nil }
 
 // A detector that failed is named by the API (result error) and the page:
 // "no findings" must not read as "nothing wrong" when a detector did not run.
@@ -452,5 +457,111 @@ func TestFailedDetectorIsNamed(t *testing.T) {
 	}
 	if body := fetch(t, h, "/").Body.String(); !strings.Contains(body, `id="failed-detectors"`) || !strings.Contains(body, "flips") {
 		t.Errorf("the page does not name the failed detector:\n%s", body)
+	}
+}
+
+// blockingFindings holds every Latest until release is closed.
+type blockingFindings struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blockingFindings) Latest(time.Duration) *collectors.Evaluation {
+	b.entered <- struct{}{}
+	<-b.release
+	return &collectors.Evaluation{}
+}
+func (blockingFindings) Skipped() []string { return nil }
+
+// Page and API requests beyond MaxConcurrent are answered 429 at once, with
+// Retry-After, instead of queueing; a slot freed serves the next one.
+func TestConcurrentRequestsAreLimited(t *testing.T) {
+	st := mt.NewStore(t)
+	b := blockingFindings{entered: make(chan struct{}, 2), release: make(chan struct{})}
+	srv := httptest.NewServer(ui.New(st, b, ready{}, ui.Options{MaxConcurrent: 2}).Handler())
+	defer srv.Close()
+	done := make(chan int, 2)
+	for _, p := range []string{"/", "/api/v1/findings"} {
+		go func() {
+			resp, err := http.Get(srv.URL + p)
+			if err != nil {
+				done <- 0
+				return
+			}
+			_ = resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	<-b.entered
+	<-b.entered // both slots are taken
+	for _, p := range []string{"/", "/api/v1/findings", "/secret/app/db"} {
+		resp, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("GET %s with every slot taken: %d, Retry-After %q (%s)", p, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	close(b.release)
+	for range 2 {
+		if code := <-done; code != http.StatusOK {
+			t.Errorf("a request holding a slot got %d", code)
+		}
+	}
+	if resp, err := http.Get(srv.URL + "/api/v1/findings"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("after the slots were freed: %v %v", resp, err)
+	}
+}
+
+// countingFindings returns ev and counts the calls.
+type countingFindings struct {
+	ev    *collectors.Evaluation
+	calls *int
+}
+
+func (c countingFindings) Latest(time.Duration) *collectors.Evaluation { *c.calls++; return c.ev }
+func (countingFindings) Skipped() []string                             { return nil }
+
+// The page and the API rendered from one evaluation are rendered once and
+// served again as they were; a new evaluation is rendered anew. The answer
+// says when its findings were evaluated (Last-Modified, the page's footer).
+func TestAnswersAreRenderedOncePerEvaluation(t *testing.T) {
+	a, _ := demoAgent(t)
+	st := a.Store
+	calls := 0
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := countingFindings{ev: &collectors.Evaluation{At: at, Findings: a.Findings.Typed()}, calls: &calls}
+	if len(f.ev.Findings) == 0 {
+		t.Fatal("control: the demo has no finding")
+	}
+	h := ui.New(st, f, ready{}, ui.Options{}).Handler()
+	get := func(p string) (string, http.Header) {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, p, nil))
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d", p, w.Code)
+		}
+		return w.Body.String(), w.Header()
+	}
+	for _, p := range []string{"/", "/api/v1/findings", "/?namespace=app"} {
+		first, hdr := get(p)
+		if hdr.Get("Last-Modified") != at.Format(http.TimeFormat) {
+			t.Errorf("GET %s: Last-Modified %q, want the evaluation's time", p, hdr.Get("Last-Modified"))
+		}
+		if again, _ := get(p); again != first {
+			t.Errorf("GET %s twice on one evaluation: the answers differ", p)
+		}
+		if p == "/" && !strings.Contains(first, "generated "+at.Format(time.RFC3339)) {
+			t.Errorf("the page does not say when its findings were evaluated")
+		}
+	}
+	page, _ := get("/")
+	f.ev = &collectors.Evaluation{At: at.Add(time.Minute)}
+	h = ui.New(st, f, ready{}, ui.Options{}).Handler()
+	if next, _ := get("/"); next == page {
+		t.Fatal("a new evaluation served the previous evaluation's page")
 	}
 }
