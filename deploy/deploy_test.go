@@ -564,7 +564,7 @@ func TestChartRenders(t *testing.T) {
 				d := byKind(objs, "Deployment")[0].obj.(*appsv1.Deployment)
 				if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got,
 					[]string{"--listen=:9742", "--log-format=json", "--log-level=info", "--inventory=false", "--sync-overdue-factor=3",
-						"--health-probe-bind-address=:8081"}) {
+						"--ui.secret-page=false", "--health-probe-bind-address=:8081"}) {
 					t.Errorf("default args %q", got)
 				}
 			case "everything":

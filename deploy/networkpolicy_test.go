@@ -33,12 +33,13 @@ func networkPolicy(t *testing.T, objs []object) *networkingv1.NetworkPolicy {
 	return nil
 }
 
-// checkNetworkPolicy: egress only, selecting the agent's pods; every ipBlock's
-// excepts lie strictly inside its cidr (the API server refuses others).
+// checkNetworkPolicy: ingress and egress, selecting the agent's pods; every
+// ipBlock's excepts lie strictly inside its cidr (the API server refuses
+// others).
 func checkNetworkPolicy(t *testing.T, where string, np *networkingv1.NetworkPolicy, podLabels map[string]string) {
 	t.Helper()
-	if !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}) || len(np.Spec.Ingress) != 0 {
-		t.Errorf("%s: NetworkPolicy policyTypes %v, %d ingress rules: want [Egress] only", where, np.Spec.PolicyTypes, len(np.Spec.Ingress))
+	if !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) || len(np.Spec.Ingress) == 0 {
+		t.Errorf("%s: NetworkPolicy policyTypes %v, %d ingress rules: want [Ingress Egress] and ingress rules", where, np.Spec.PolicyTypes, len(np.Spec.Ingress))
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
 	if err != nil || sel.Empty() || !sel.Matches(labels.Set(podLabels)) {
@@ -327,9 +328,13 @@ networkPolicy:
 		t.Errorf("apiServer narrowed, yet 10.0.0.1 admitted by %v", got)
 	}
 
-	// Off.
-	if np := networkPolicy(t, render(t, "--set", "networkPolicy.egress.enabled=false")); np != nil {
-		t.Errorf("networkPolicy.egress.enabled=false rendered a NetworkPolicy")
+	// Egress off: the policy restricts ingress alone; both off: no policy.
+	np = networkPolicy(t, render(t, "--set", "networkPolicy.egress.enabled=false"))
+	if np == nil || !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(np.Spec.Egress) != 0 {
+		t.Errorf("networkPolicy.egress.enabled=false: want an ingress-only policy, got %+v", np)
+	}
+	if np := networkPolicy(t, render(t, "--set", "networkPolicy.egress.enabled=false", "--set", "networkPolicy.ingress.enabled=false")); np != nil {
+		t.Errorf("networkPolicy.{ingress,egress}.enabled=false rendered a NetworkPolicy")
 	}
 }
 

@@ -639,6 +639,21 @@ func (n *Node) HTTPClient() *http.Client {
 	}
 }
 
+// HTTPClientIn returns a client whose connections are dialled from inside
+// the network namespace at path (a pod's, from PodNetns): they leave through
+// that pod's interface with its address, as the pod's own would.
+func (n *Node) HTTPClientIn(path string) *http.Client {
+	return &http.Client{
+		Timeout: 10 * time.Second,
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+				return dialIn(ctx, path, addr)
+			},
+			DisableKeepAlives: true,
+		},
+	}
+}
+
 // Dial dials addr (an IP literal and port) from inside the node's namespace.
 func (n *Node) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	return dialIn(ctx, n.NetnsPath, addr)

@@ -119,6 +119,7 @@ func TestNode(t *testing.T) {
 		{"optional_key", testOptionalKey},
 		{"stale_volume_subpath_env", testStale},
 		{"agent_killed", testAgentKilled},
+		{"network_policy", testNetworkPolicy},
 		{"network_stays_inside", testNetworkStaysInside},
 	}
 	for _, st := range steps {

@@ -88,6 +88,38 @@ The read-only rules: exactly those of deploy/manifests/clusterrole.yaml
 {{- end }}
 {{- end }}
 
+{{/*
+"true" when the metrics port asks every client for credentials: a web
+configuration Secret that sets basic auth, or TLS with verified client
+certificates. web.* describe that Secret's content; without the Secret they
+configure nothing.
+*/}}
+{{- define "driftwatch.webAuth" -}}
+{{- if and .Values.web.clientAuth (not .Values.web.tls) }}
+{{- fail "web.clientAuth: client certificates are part of TLS (tls_server_config.client_auth_type): set web.tls=true as well" }}
+{{- end }}
+{{- if and .Values.web.configSecret (or .Values.web.basicAuth .Values.web.clientAuth) }}true{{ end }}
+{{- end }}
+
+{{/*
+Whether /secret/NS/NAME is served: "true" or "false" (ui.secretPage: auto,
+true, false). true without authentication fails unless acknowledged.
+*/}}
+{{- define "driftwatch.secretPage" -}}
+{{- $auth := include "driftwatch.webAuth" . }}
+{{- $v := .Values.ui.secretPage }}
+{{- if eq (toString $v) "auto" }}
+{{- ternary "true" "false" (eq $auth "true") }}
+{{- else if $v }}
+{{- if not (or $auth .Values.ui.allowSecretPageWithoutAuth) }}
+{{- fail "ui.secretPage=true serves /secret/NS/NAME (the key names, writers and readers of every Secret the agent watches) WITHOUT AUTHENTICATION to whoever reaches the metrics port. Configure web.configSecret with web.basicAuth=true (or web.tls=true and web.clientAuth=true), leave ui.secretPage=auto (on only with authentication), or accept it with ui.allowSecretPageWithoutAuth=true" }}
+{{- end }}
+{{- print "true" }}
+{{- else }}
+{{- print "false" }}
+{{- end }}
+{{- end }}
+
 {{/* The pod template shared by the Deployment and the sharded StatefulSet. */}}
 {{- define "driftwatch.podTemplate" -}}
 metadata:
@@ -142,8 +174,8 @@ spec:
         {{- end }}
         {{- if not .Values.ui.enabled }}
         - --ui=false
-        {{- else if not .Values.ui.secretPage }}
-        - --ui.secret-page=false
+        {{- else }}
+        - --ui.secret-page={{ include "driftwatch.secretPage" . }}
         {{- end }}
         - --health-probe-bind-address=:{{ .Values.health.port }}
         {{- if ne .Values.prometheusRule.runbookBaseURL "https://github.com/driftwatch/driftwatch/blob/main/docs/runbooks/" }}
@@ -182,6 +214,7 @@ spec:
         {{- with .Values.argocd.server }}
         - --argocd-server={{ . }}
         {{- end }}
+        {{- $_ := include "driftwatch.webAuth" . }}{{/* its checks, whatever ui.* says */}}
         {{- if .Values.web.configSecret }}
         - --web.config.file=/etc/driftwatch/web/{{ .Values.web.configKey }}
         {{- end }}
