@@ -100,7 +100,9 @@ type typedSecretDecoder struct {
 	ct    string
 }
 
-func (d *typedSecretDecoder) Encode(obj runtime.Object, w io.Writer) error { return d.enc.Encode(obj, w) }
+func (d *typedSecretDecoder) Encode(obj runtime.Object, w io.Writer) error {
+	return d.enc.Encode(obj, w)
+}
 
 func (d *typedSecretDecoder) Identifier() runtime.Identifier {
 	return runtime.Identifier("driftwatch-typed-secret-" + d.ct)
