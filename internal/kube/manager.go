@@ -84,6 +84,9 @@ type Manager struct {
 
 	// The wire decoder's REST clients (Options.Wire), nil without.
 	wireSecrets, wirePods rest.Interface
+	// typedSecrets lists and watches typed Secrets whose responses are wiped
+	// once decoded (wire.go typedSecretClient); nil with a fake clientset.
+	typedSecrets rest.Interface
 }
 
 type group struct {
@@ -149,6 +152,14 @@ func NewManager(cs kubernetes.Interface, dyn dynamic.Interface, disco discovery.
 		} else {
 			m.wireSecrets, m.wirePods = sc, pc
 		}
+	}
+	// Typed Secrets (the Helm release informer; Secrets with --typed-decode,
+	// which leaves Wire nil) through a client whose responses and watch frames
+	// are wiped once decoded.
+	if ts, err := typedSecretClient(cs, opts.Wire, tr.TypedSecretSerializer()); err != nil {
+		m.log.Warn("wiping Secret client unavailable; typed Secrets are decoded by the typed clientset", "err", err)
+	} else {
+		m.typedSecrets = ts
 	}
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -62,6 +63,9 @@ var resources = []*resource{
 			if m.wireSecrets != nil {
 				return newWireInformer(m.wireSecrets, "secrets", ns, &model.Secret{}, m.tweak("type!="+transform.HelmReleaseType, ""))
 			}
+			if m.typedSecrets != nil {
+				return newWireInformer(m.typedSecrets, "secrets", ns, &corev1.Secret{}, m.tweak("type!="+transform.HelmReleaseType, ""))
+			}
 			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type!="+transform.HelmReleaseType, ""))
 		},
 		transform: func(t *transform.Transformer) cache.TransformFunc { return t.Secret },
@@ -75,10 +79,7 @@ var resources = []*resource{
 				s.DeleteSecret(o.Namespace, o.Name, now)
 			}
 		},
-		probe: func(ctx context.Context, m *Manager, ns string) error {
-			_, err := m.cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{Limit: 1})
-			return err
-		}},
+		probe: probeSecrets},
 	{res: model.ResPods,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
 			if m.wirePods != nil {
@@ -140,6 +141,9 @@ var resources = []*resource{
 		upsert:    upsertStore, remove: removeStore},
 	{res: model.ResHelmReleases,
 		core: func(m *Manager, ns string) cache.SharedIndexInformer {
+			if m.typedSecrets != nil {
+				return newWireInformer(m.typedSecrets, "secrets", ns, &corev1.Secret{}, m.tweak("type="+transform.HelmReleaseType, "owner=helm,status=deployed"))
+			}
 			return coreinformers.NewFilteredSecretInformer(m.cs, ns, 0, nil, m.tweak("type="+transform.HelmReleaseType, "owner=helm,status=deployed"))
 		},
 		transform:      func(t *transform.Transformer) cache.TransformFunc { return t.HelmRelease },
@@ -154,10 +158,7 @@ var resources = []*resource{
 				s.DeleteHelmRelease(o.Namespace, o.Name)
 			}
 		},
-		probe: func(ctx context.Context, m *Manager, ns string) error {
-			_, err := m.cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{Limit: 1})
-			return err
-		}},
+		probe: probeSecrets},
 	{res: model.ResApplications, group: argocd.Group, versions: []string{argocd.Version}, resource: "applications",
 		transform:      func(t *transform.Transformer) cache.TransformFunc { return t.Application },
 		crossNamespace: true, reduce: reduceApplication, unchanged: sameReducedApplication,

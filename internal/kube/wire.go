@@ -9,10 +9,12 @@ package kube
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -54,4 +56,59 @@ func newWireInformer(c rest.Interface, resource, ns string, exemplar runtime.Obj
 	return cache.NewSharedIndexInformerWithOptions(lw, exemplar, cache.SharedIndexInformerOptions{
 		Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 	})
+}
+
+// typedSecretClient is a REST client for the core group whose Secret
+// responses decode into typed Secrets through ser
+// (transform.Transformer.TypedSecretSerializer: responses and watch frames
+// wiped once decoded): on wire (the protobuf connection) when set, else on the
+// connection of the typed clientset cs (--typed-decode leaves wire nil). It is
+// nil, without error, for a clientset with no REST connection (a fake).
+func typedSecretClient(cs kubernetes.Interface, wire *rest.Config, ser runtime.NegotiatedSerializer) (rest.Interface, error) {
+	if wire != nil {
+		return newWireClient(wire, ser)
+	}
+	if cs == nil {
+		return nil, nil
+	}
+	rc, ok := cs.CoreV1().RESTClient().(*rest.RESTClient)
+	if !ok || rc == nil || rc.Client == nil {
+		return nil, nil
+	}
+	// The clientset's base URL and versioned path (its Request.URL with no
+	// resource), its HTTP client (transport, TLS, credentials) and its rate
+	// limiter; our serializer. The content types are the clientset's
+	// (internal/agent ClientsFor: ProtobufConfig).
+	base := rc.Get().URL()
+	gv := schema.GroupVersion{Version: "v1"}
+	return rest.NewRESTClient(base, "", rest.ClientContentConfig{
+		AcceptContentTypes: runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON,
+		ContentType:        runtime.ContentTypeProtobuf,
+		GroupVersion:       gv,
+		Negotiator:         runtime.NewClientNegotiator(ser, gv),
+	}, rc.GetRateLimiter(), rc.Client)
+}
+
+// probeSecrets lists one Secret of ns (the degraded-access check of the
+// Secret and Helm release resources) through the wiping client when there is
+// one, and wipes the values of what it got.
+func probeSecrets(ctx context.Context, m *Manager, ns string) error {
+	var l *corev1.SecretList
+	var err error
+	if m.typedSecrets != nil {
+		var obj runtime.Object
+		obj, err = m.typedSecrets.Get().Namespace(ns).Resource("secrets").
+			VersionedParams(&metav1.ListOptions{Limit: 1}, metav1.ParameterCodec).Do(ctx).Get()
+		l, _ = obj.(*corev1.SecretList)
+	} else {
+		l, err = m.cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	}
+	if l != nil {
+		for i := range l.Items {
+			for _, v := range l.Items[i].Data {
+				clear(v)
+			}
+		}
+	}
+	return err
 }

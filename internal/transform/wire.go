@@ -167,63 +167,9 @@ var (
 
 // decodeWire reads the runtime.Unknown envelope and its object.
 func (d *wireDecoder) decodeWire(b []byte) (runtime.Object, error) {
-	var apiVersion, kind, raw []byte
-	var seen uint64
-	p := pbuf{b: b}
-	for p.more() {
-		start := p.i
-		num, wt, err := p.tag()
-		if err != nil {
-			return nil, err
-		}
-		switch num {
-		case 1: // typeMeta
-			tm, err := p.field(wt)
-			if err != nil {
-				return nil, err
-			}
-			if err := once(&seen, 0); err != nil {
-				return nil, err
-			}
-			q := pbuf{b: tm}
-			for q.more() {
-				s := q.i
-				n, w, err := q.tag()
-				if err != nil {
-					return nil, err
-				}
-				switch n {
-				case 1:
-					if apiVersion, err = q.field(w); err != nil {
-						return nil, err
-					}
-				case 2:
-					if kind, err = q.field(w); err != nil {
-						return nil, err
-					}
-				default:
-					if err := q.skip(s); err != nil {
-						return nil, err
-					}
-				}
-			}
-		case 2: // raw
-			if raw, err = p.field(wt); err != nil {
-				return nil, err
-			}
-		case 3, 4: // contentEncoding, contentType: none is expected
-			v, err := p.field(wt)
-			if err != nil {
-				return nil, err
-			}
-			if len(v) > 0 && !(num == 4 && string(v) == "application/vnd.kubernetes.protobuf") {
-				return nil, fmt.Errorf("wire: unexpected content encoding or type")
-			}
-		default:
-			if err := p.skip(start); err != nil {
-				return nil, err
-			}
-		}
+	apiVersion, kind, raw, err := pbEnvelope(b)
+	if err != nil {
+		return nil, err
 	}
 	if string(apiVersion) != "v1" {
 		if string(kind) == "Status" {
@@ -237,7 +183,6 @@ func (d *wireDecoder) decodeWire(b []byte) (runtime.Object, error) {
 		scratchPool.Put(sc)
 	}()
 	var obj runtime.Object
-	var err error
 	n := 1
 	switch string(kind) {
 	case d.kind.kind:
@@ -320,9 +265,18 @@ func (d *wireDecoder) typedDecode(data []byte, gvk *schema.GroupVersionKind, int
 }
 
 // fallback decodes with the typed decoder and reduces the watched kind's
-// objects with the transform, so the informer only ever holds records.
+// objects with the transform, so the informer only ever holds records. A
+// response that held Secrets is wiped whole once decoded (the typed Secrets'
+// values are copies, which the transform wipes): after a fallback no value
+// outlives its decode either (wipe.go).
 func (d *wireDecoder) fallback(data []byte, gvk *schema.GroupVersionKind, into runtime.Object, reason string, cause error) (runtime.Object, *schema.GroupVersionKind, error) {
-	obj, got, err := d.typed.Decode(data, gvk, into)
+	obj, got, ok, err := decodeTypedPB(data, gvk, into)
+	if !ok {
+		obj, got, err = d.typed.Decode(data, gvk, into)
+	}
+	if d.kind == wireSecrets || holdsSecret(obj) {
+		defer clear(data)
+	}
 	if err != nil {
 		return nil, got, err
 	}
@@ -384,7 +338,8 @@ func (d *wireDecoder) reduce(obj runtime.Object) (runtime.Object, error) {
 // WireSerializer is the serializer of a REST client of the core group whose
 // responses of resource (model.ResSecrets or model.ResPods) decode straight
 // into records: the scheme's, with the protobuf and JSON decoders replaced by
-// the wire decoder, falling back to the typed decoder and the transform.
+// the wire decoder, falling back to the typed decoder and the transform. The
+// Secret client's watch frames are wiped once decoded (wipe.go).
 func (t *Transformer) WireSerializer(resource model.Resource) runtime.NegotiatedSerializer {
 	switch resource {
 	case model.ResSecrets:
@@ -398,19 +353,53 @@ func (t *Transformer) WireSerializer(resource model.Resource) runtime.Negotiated
 var scratchPool = sync.Pool{New: func() any { return new(wireScratch) }}
 
 // wireSerializer is the REST client's serializer: the scheme's, with the
-// protobuf and JSON decoders replaced by the wire decoder of kind.
+// protobuf and JSON decoders replaced by those of a REST client of ours (the
+// wire decoder of a kind, or typedSecretDecoder).
 type wireSerializer struct {
 	base  runtime.NegotiatedSerializer
 	infos []runtime.SerializerInfo
 }
 
+// ourDecoder is a decoder of ours in a wireSerializer: its typed field is the
+// scheme's decoder, set to a version by DecoderToVersion.
+type ourDecoder interface {
+	runtime.Serializer
+	encoder() runtime.Encoder
+	toVersion(func(runtime.Decoder) runtime.Decoder) runtime.Decoder
+}
+
+func (d *wireDecoder) encoder() runtime.Encoder { return d.enc }
+func (d *wireDecoder) toVersion(f func(runtime.Decoder) runtime.Decoder) runtime.Decoder {
+	cp := *d
+	cp.typed = f(d.typed)
+	return &cp
+}
+
+func (d *typedSecretDecoder) encoder() runtime.Encoder { return d.enc }
+func (d *typedSecretDecoder) toVersion(f func(runtime.Decoder) runtime.Decoder) runtime.Decoder {
+	cp := *d
+	cp.typed = f(d.typed)
+	return &cp
+}
+
 func newWireSerializer(t *Transformer, kind *wireKind, tf func(any) (any, error)) *wireSerializer {
+	return newSerializer(func(info runtime.SerializerInfo) runtime.Serializer {
+		return &wireDecoder{t: t, kind: kind, typed: info.Serializer, enc: info.Serializer, ct: info.MediaType, tf: tf}
+	}, kind == wireSecrets)
+}
+
+// newSerializer is the scheme's serializer with the protobuf and JSON decoders
+// made by dec; wipeStreams: their watch frames are wiped once decoded.
+func newSerializer(dec func(runtime.SerializerInfo) runtime.Serializer, wipeStreams bool) *wireSerializer {
 	base := scheme.Codecs.WithoutConversion()
 	s := &wireSerializer{base: base}
 	for _, info := range base.SupportedMediaTypes() {
 		switch info.MediaType {
 		case runtime.ContentTypeProtobuf, runtime.ContentTypeJSON:
-			info.Serializer = &wireDecoder{t: t, kind: kind, typed: info.Serializer, enc: info.Serializer, ct: info.MediaType, tf: tf}
+			info.Serializer = dec(info)
+			if wipeStreams {
+				info.StreamSerializer = wipingStreamInfo(info.StreamSerializer)
+			}
 		}
 		s.infos = append(s.infos, info)
 	}
@@ -420,17 +409,79 @@ func newWireSerializer(t *Transformer, kind *wireKind, tf func(any) (any, error)
 func (s *wireSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return s.infos }
 
 func (s *wireSerializer) EncoderForVersion(e runtime.Encoder, gv runtime.GroupVersioner) runtime.Encoder {
-	if d, ok := e.(*wireDecoder); ok {
-		e = d.enc
+	if d, ok := e.(ourDecoder); ok {
+		e = d.encoder()
 	}
 	return s.base.EncoderForVersion(e, gv)
 }
 
 func (s *wireSerializer) DecoderToVersion(dec runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {
-	if d, ok := dec.(*wireDecoder); ok {
-		cp := *d
-		cp.typed = s.base.DecoderToVersion(d.typed, gv)
-		return &cp
+	if d, ok := dec.(ourDecoder); ok {
+		return d.toVersion(func(typed runtime.Decoder) runtime.Decoder { return s.base.DecoderToVersion(typed, gv) })
 	}
 	return s.base.DecoderToVersion(dec, gv)
+}
+
+// pbEnvelope reads the runtime.Unknown envelope of a protobuf message (the
+// bytes after the "k8s\x00" prefix): its type meta and raw object, views of b
+// (nothing is copied, unlike runtime.Unknown.Unmarshal).
+func pbEnvelope(b []byte) (apiVersion, kind, raw []byte, err error) {
+	var seen uint64
+	p := pbuf{b: b}
+	for p.more() {
+		start := p.i
+		num, wt, err := p.tag()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		switch num {
+		case 1: // typeMeta
+			tm, err := p.field(wt)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if err := once(&seen, 0); err != nil {
+				return nil, nil, nil, err
+			}
+			q := pbuf{b: tm}
+			for q.more() {
+				s := q.i
+				n, w, err := q.tag()
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				switch n {
+				case 1:
+					if apiVersion, err = q.field(w); err != nil {
+						return nil, nil, nil, err
+					}
+				case 2:
+					if kind, err = q.field(w); err != nil {
+						return nil, nil, nil, err
+					}
+				default:
+					if err := q.skip(s); err != nil {
+						return nil, nil, nil, err
+					}
+				}
+			}
+		case 2: // raw
+			if raw, err = p.field(wt); err != nil {
+				return nil, nil, nil, err
+			}
+		case 3, 4: // contentEncoding, contentType: none is expected
+			v, err := p.field(wt)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if len(v) > 0 && !(num == 4 && string(v) == "application/vnd.kubernetes.protobuf") {
+				return nil, nil, nil, fmt.Errorf("wire: unexpected content encoding or type")
+			}
+		default:
+			if err := p.skip(start); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	return apiVersion, kind, raw, nil
 }

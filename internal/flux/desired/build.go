@@ -180,10 +180,25 @@ func Build(ks map[string]any, files FS) (res Result, err error) {
 	return Result{Objects: objs, Vars: vars, Count: len(resources)}, nil
 }
 
+// newBuildFS makes the build's in-memory filesystem (a test keeps it to look
+// inside after the build).
+var newBuildFS = filesys.MakeFsInMemory
+
 // kustomize runs Flux's generator and build on an in-memory copy of files
 // (SOPS-encrypted files replaced by the stand-in variant).
 func kustomize(ks map[string]any, files FS, rel string, variant standInVariant) (out []*resource.Resource, err error) {
-	fs := filesys.MakeFsInMemory()
+	fs := newBuildFS()
+	// kyaml's in-memory files are copies (fsnode.go addFile appends to a
+	// new array, or to the file's own when it exists): zeroed after the
+	// build by writing each file again as zeros of its length, which
+	// overwrites the file's array in place. The parsed resources do not
+	// alias them (strings of yaml.Node).
+	written := map[string]int{}
+	defer func() {
+		for p, n := range written {
+			_ = fs.WriteFile(p, make([]byte, n))
+		}
+	}()
 	for p, b := range files {
 		if variant != nil {
 			if s, ok := variant(p, b); ok {
@@ -193,6 +208,7 @@ func kustomize(ks map[string]any, files FS, rel string, variant standInVariant) 
 		if err := fs.WriteFile(path.Join(srcRoot, p), b); err != nil {
 			return nil, buildErr(flux.UnjudgedBuildFailed, "the artifact holds a path the build cannot place (%s)", truncate(p))
 		}
+		written[path.Join(srcRoot, p)] = len(b)
 	}
 	dir := path.Join(srcRoot, rel)
 	defer func() {

@@ -5,6 +5,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -412,5 +413,49 @@ func TestIsRemotePath(t *testing.T) {
 		if got := isRemotePath(p); got != want {
 			t.Errorf("isRemotePath(%q) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// The build's in-memory filesystem (kyaml copies every file written into it)
+// holds none of the artifact's bytes once the build returned: each file is
+// overwritten with zeros.
+func TestBuildWipesItsFilesystem(t *testing.T) {
+	var built []filesys.FileSystem
+	orig := newBuildFS
+	newBuildFS = func() filesys.FileSystem {
+		fs := orig()
+		built = append(built, fs)
+		return fs
+	}
+	t.Cleanup(func() { newBuildFS = orig })
+	const value = "c2VjcmV0LXZhbHVlLWluLWdpdA=="
+	fs := files(
+		"app/kustomization.yaml", "resources: [s.yaml]\n",
+		"app/s.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\ndata: {PASS: "+value+"}\n",
+	)
+	r := mustBuild(t, ks(t, "path: app"), fs)
+	if len(r.Objects) != 1 || len(built) != 1 {
+		t.Fatalf("%d objects, %d builds", len(r.Objects), len(built))
+	}
+	n := 0
+	err := built[0].Walk("/", func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := built[0].ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		if strings.Contains(string(b), value) || strings.Contains(string(b), "Secret") {
+			t.Errorf("%s: still holds the artifact's bytes after the build", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Fatalf("%d files in the build's filesystem", n)
 	}
 }
