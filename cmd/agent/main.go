@@ -199,6 +199,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else if note != "" {
 		log.Info(note)
 	}
+	if note, err := reconcileSecretPage(fs, o.demo, &o.web); err != nil {
+		fmt.Fprintln(stderr, "agent:", err)
+		return 2
+	} else if note != "" {
+		log.Info(note)
+	}
 	if o.shards < 1 || o.shard < 0 || o.shard >= o.shards {
 		fmt.Fprintf(stderr, "agent: --shard %d must be in [0, --total-shards %d)\n", o.shard, o.shards)
 		return 2

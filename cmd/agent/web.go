@@ -9,6 +9,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/alerts"
 	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/ui"
 )
 
 // addWebFlags declares the flags of the HTTP side beyond /metrics: the
@@ -20,7 +21,7 @@ func addWebFlags(fs *flag.FlagSet, w *agent.WebConfig) {
 	fs.BoolVar(&w.UI, "ui", true,
 		"serve the findings page (/), /secret/NS/NAME and /api/v1/findings; --ui=false leaves /metrics, /healthz and /readyz")
 	fs.BoolFunc("ui.secret-page",
-		"serve /secret/NS/NAME (default true): the key names, writers and readers of any Secret the agent watches, healthy ones too, never a value; unauthenticated unless --web.config.file sets basic auth. --ui.secret-page=false turns it off and keeps the findings page",
+		"serve /secret/NS/NAME: the key names, writers and readers of any Secret the agent watches, healthy ones too, never a value (default: on only when --web.config.file sets basic auth or verified client certificates, and in --demo). --ui.secret-page=true serves it to whoever reaches the port; =false turns it off and keeps the findings page",
 		func(v string) error {
 			on, err := strconv.ParseBool(v)
 			if err != nil {
@@ -33,6 +34,32 @@ func addWebFlags(fs *flag.FlagSet, w *agent.WebConfig) {
 		"base URL of the runbooks the findings page links to (<base><AlertName>.md), as `agent rules --runbook-base-url`")
 	fs.DurationVar(&w.UIOptions.Refresh, "ui.refresh", 30*time.Second,
 		"how often the findings page reloads itself (negative: never)")
+	fs.DurationVar(&w.UIOptions.MaxAge, "ui.max-age", ui.DefaultMaxAge,
+		"how old the findings the page and /api/v1/findings show may be: they reuse the last scrape's evaluation when it is this recent, else run the detectors at most once per this interval for all of them (never while a scrape does)")
+	fs.IntVar(&w.UIOptions.MaxConcurrent, "ui.max-concurrent", ui.DefaultMaxConcurrent,
+		"page, Secret page and API requests served at once; one more is answered 429 with Retry-After: 1 (/metrics and the probes are never limited)")
+}
+
+// reconcileSecretPage settles the default of --ui.secret-page: closed unless
+// every request authenticates (basic auth users or verified client
+// certificates in --web.config.file). The demo's simulated cluster holds no
+// one's Secrets: its page stays on. Set on the command line or through
+// DRIFTWATCH_UI_SECRET_PAGE, the flag wins.
+func reconcileSecretPage(fs *flag.FlagSet, demo bool, w *agent.WebConfig) (note string, err error) {
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ui.secret-page" })
+	if explicit || demo || !w.UI { // parseFlags sets DRIFTWATCH_UI_SECRET_PAGE through fs.Set: Visit sees it
+		return "", nil
+	}
+	auth, err := agent.WebConfigAuthenticates(w.ConfigFile)
+	if err != nil {
+		return "", err
+	}
+	w.UIOptions.NoSecretPage = !auth
+	if !auth {
+		return "/secret/NAMESPACE/NAME is off: --web.config.file sets no basic auth or verified client certificates (--ui.secret-page=true serves it to whoever reaches the port)", nil
+	}
+	return "", nil
 }
 
 // reconcileUI settles --ui against --no-key-label: the page and the API show

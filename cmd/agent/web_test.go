@@ -54,23 +54,42 @@ func TestBadWebConfigStopsTheAgent(t *testing.T) {
 	}
 }
 
-// --ui.secret-page (default on) turns /secret/NS/NAME off alone, from the
-// command line or DRIFTWATCH_UI_SECRET_PAGE; a value that is not a boolean is
-// an error naming the variable.
+// --ui.secret-page turns /secret/NS/NAME on or off, from the command line or
+// DRIFTWATCH_UI_SECRET_PAGE; unset, it is on only when --web.config.file
+// makes every request authenticate, and in --demo. A value that is not a
+// boolean is an error naming the variable.
 func TestSecretPageFlag(t *testing.T) {
+	basic := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(basic, []byte("basic_auth_users:\n  prom: $2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	headers := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(headers, []byte("http_server_config:\n  headers:\n    X-Frame-Options: deny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args    []string
 		env     map[string]string
 		wantOff bool
 	}{
-		{nil, nil, false},
+		{nil, nil, true},
+		{[]string{"--demo"}, nil, false},
+		{[]string{"--web.config.file", basic}, nil, false},
+		{[]string{"--web.config.file", headers}, nil, true},
+		{[]string{"--web.config.file", basic, "--ui.secret-page=false"}, nil, true},
+		{[]string{"--ui.secret-page=true"}, nil, false},
 		{[]string{"--ui.secret-page=false"}, nil, true},
 		{[]string{"--ui.secret-page"}, map[string]string{"DRIFTWATCH_UI_SECRET_PAGE": "false"}, false},
 		{nil, map[string]string{"DRIFTWATCH_UI_SECRET_PAGE": "false"}, true},
+		{nil, map[string]string{"DRIFTWATCH_UI_SECRET_PAGE": "true"}, false},
+		{nil, map[string]string{"DRIFTWATCH_WEB_CONFIG_FILE": basic}, false},
 	} {
 		var o options
 		fs := newFlags(&o, io.Discard)
 		if err := parseFlags(fs, c.args, func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }); err != nil {
+			t.Fatalf("%v %v: %v", c.args, c.env, err)
+		}
+		if _, err := reconcileSecretPage(fs, o.demo, &o.web); err != nil {
 			t.Fatalf("%v %v: %v", c.args, c.env, err)
 		}
 		if o.web.UIOptions.NoSecretPage != c.wantOff || !o.web.UI {

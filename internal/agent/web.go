@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 
 	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/driftwatch/driftwatch/internal/ui"
 )
@@ -53,4 +55,27 @@ func ValidateWebConfig(path string) error {
 // from the web config file, plain HTTP without one).
 func serve(ln net.Listener, srv *http.Server, configFile string, log *slog.Logger) error {
 	return web.Serve(ln, srv, &web.FlagConfig{WebConfigFile: &configFile}, log.With("component", "web"))
+}
+
+// WebConfigAuthenticates reports whether the web configuration file makes
+// every request authenticate: basic auth users, or TLS with client
+// certificates verified against client_ca_file (RequireAndVerifyClientCert).
+// It reads the file into exporter-toolkit's own Config type, as web.Serve
+// does. "" (plain HTTP) authenticates nobody.
+func WebConfigAuthenticates(path string) (bool, error) {
+	if path == "" {
+		return false, nil
+	}
+	if err := ValidateWebConfig(path); err != nil {
+		return false, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("--web.config.file %s: %w", path, err)
+	}
+	var c web.Config
+	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+		return false, fmt.Errorf("--web.config.file %s: %w", path, err)
+	}
+	return len(c.Users) > 0 || c.TLSConfig.ClientAuth == "RequireAndVerifyClientCert", nil
 }

@@ -91,7 +91,7 @@ spec:
 	t.Logf("fact: kube-apiserver admission gave the Deployment's pods the ServiceAccount's imagePullSecrets %v; a pod naming its own kept %v",
 		webPods[0].Spec.ImagePullSecrets, own.Spec.ImagePullSecrets)
 
-	a := c.StartAgent(t, "--namespaces", ns, "--inventory")
+	a := c.StartAgent(t, "--namespaces", ns, "--inventory", "--ui.secret-page=true")
 	a.WaitReady(t, wait)
 	// The finding of own-pull, and nothing about sa-pull: no absent, and no
 	// short_consumer_pods (the page alerts' consumer condition) for either.

@@ -412,7 +412,7 @@ spec:
 		t.Fatal(err)
 	}
 	pprofAddr := freeAddr(t)
-	common := []string{"--kubeconfig", c.AgentKubeconfig, "--log-level", "debug", "--namespaces", ns, "--discovery-interval", "2s"}
+	common := []string{"--kubeconfig", c.AgentKubeconfig, "--log-level", "debug", "--namespaces", ns, "--discovery-interval", "2s", "--ui.secret-page=true"}
 	jsonAddr, textAddr := freeAddr(t), freeAddr(t)
 	agentJSON := startProc(t, bin, jsonAddr, append(common, "--listen", jsonAddr, "--log-format", "json", "--debug-pprof", pprofAddr)...)
 	agentText := startProc(t, bin, textAddr, append(common, "--listen", textAddr, "--log-format", "text")...)
