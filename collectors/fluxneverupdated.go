@@ -27,7 +27,7 @@ var descFluxNeverUpdated = declare(finding.Family{
 		"(kustomize.toolkit.fluxcd.io/reconcile: disabled); set_in says whether the annotation is on the object in Git or in the cluster.",
 	Labels:   []string{"namespace", "kind", "name", "kustomization_namespace", "kustomization", "reason", "set_in"},
 	Kind:     finding.KindFinding,
-	Object:   &finding.ObjectRef{KindLabel: "kind", NameLabel: "name"},
+	Object:   &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"Secret", "ExternalSecret"}, NameLabel: "name"},
 	Class:    "Flux never-updated objects",
 	Severity: finding.SevCritical,
 })

@@ -24,7 +24,7 @@ var (
 		Help:       "Entries (ExternalSecret spec.data secretKeys, Secret key names) missing between the desired, last-applied and live lists; cause says which.",
 		Labels:     []string{"namespace", "kind", "name", "cause"},
 		Kind:       finding.KindFinding,
-		Object:     &finding.ObjectRef{KindLabel: "kind", NameLabel: "name"},
+		Object:     &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"Secret", "ExternalSecret"}, NameLabel: "name"},
 		Class:      "Truncated last-applied",
 		Severity:   finding.SevWarning,
 		SeverityBy: &finding.SeverityBy{Label: "cause", Values: map[string]finding.Severity{detect.CauseTruncatedPatch: finding.SevCritical}},

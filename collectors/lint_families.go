@@ -40,7 +40,7 @@ var (
 			"never applied, not even created. Keys or entries added to it in Git later never ship, while the Kustomization reports the revision applied.",
 		Labels:   []string{"namespace", "kind", "name", "reason"},
 		Kind:     finding.KindFinding,
-		Object:   &finding.ObjectRef{KindLabel: "kind", NameLabel: "name"},
+		Object:   &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"Secret", "ExternalSecret"}, NameLabel: "name"},
 		Class:    "Flux never-updated objects",
 		Severity: finding.SevWarning,
 		LintOnly: true, Detector: detect.DetectorFluxNeverUpdated,

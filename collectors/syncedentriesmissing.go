@@ -27,7 +27,7 @@ var (
 			"(an ignoreDifferences trap under client-side or server-side apply, or a later removal).",
 		Labels:     append([]string{"namespace", "kind", "name", "source"}, syncLabels...),
 		Kind:       finding.KindFinding,
-		Object:     &finding.ObjectRef{KindLabel: "kind", NameLabel: "name"},
+		Object:     &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"Secret", "ExternalSecret"}, NameLabel: "name"},
 		Class:      "GitOps delivery",
 		Severity:   finding.SevWarning,
 		SeverityBy: &finding.SeverityBy{Label: "kind", Values: map[string]finding.Severity{"ExternalSecret": finding.SevCritical}},

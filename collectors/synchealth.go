@@ -55,7 +55,7 @@ var (
 		Help:     "1 when a SecretStore or ClusterSecretStore is not Ready.",
 		Labels:   []string{"namespace", "kind", "store", "reason"},
 		Kind:     finding.KindFinding,
-		Object:   &finding.ObjectRef{KindLabel: "kind", NameLabel: "store"},
+		Object:   &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"SecretStore", "ClusterSecretStore"}, NameLabel: "store"},
 		Class:    "Sync health",
 		Severity: finding.SevWarning,
 	})

@@ -117,7 +117,20 @@ const (
 type ObjectRef struct {
 	Kind      string
 	KindLabel string
+	// Kinds lists every kind KindLabel may hold (required with it): each is
+	// an object kind the model resolves for driftwatch.io/ignore
+	// (model.View.Meta), which a test holds every declared kind to.
+	Kinds     []string
 	NameLabel string
+}
+
+// AllKinds lists the kinds of the objects the family's series are about:
+// Kind, or the declared Kinds of KindLabel.
+func (o *ObjectRef) AllKinds() []string {
+	if o.Kind != "" {
+		return []string{o.Kind}
+	}
+	return o.Kinds
 }
 
 // SeverityBy maps the values of one label to a severity; values not listed
@@ -265,6 +278,9 @@ func Declare(f Family) *Family {
 		}
 		if f.nameAt < 0 || (o.Kind == "") == (f.kindAt < 0) {
 			panic(fmt.Sprintf("finding: family %s: object %+v does not match its labels", f.Name, *o))
+		}
+		if (f.kindAt >= 0) != (len(o.Kinds) > 0) {
+			panic(fmt.Sprintf("finding: family %s: object %+v: a kind label needs the Kinds it may hold, a fixed Kind none", f.Name, *o))
 		}
 	}
 	fam := &f

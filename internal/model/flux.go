@@ -256,6 +256,23 @@ func (f *fluxState) generation() uint64 {
 // FluxGeneration changes with every Flux record or build written.
 func (v View) FluxGeneration() uint64 { return v.s.flux().generation() }
 
+// fluxMeta is View.Meta for a Kustomization or a Flux source.
+func (v View) fluxMeta(kind, ns, name string) (*ObjectMeta, bool) {
+	f := v.s.flux()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if kind == "Kustomization" {
+		if k := f.ks[refOf(ns, name)]; k != nil {
+			return &k.ObjectMeta, true
+		}
+		return nil, false
+	}
+	if src := f.sources[srcKey{kind, ns, name}]; src != nil {
+		return &src.ObjectMeta, true
+	}
+	return nil, false
+}
+
 // Kustomizations returns every Kustomization, sorted by namespace and name.
 func (v View) Kustomizations() []*FluxKustomization {
 	f := v.s.flux()

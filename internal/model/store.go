@@ -638,9 +638,13 @@ func (v View) Ignores(ns string, obj *ObjectMeta, detector string) bool {
 	return false
 }
 
-// Meta returns the metadata of object ns/name of kind (Secret, ExternalSecret,
-// Pod, ServiceAccount, SecretStore, ClusterSecretStore, Application), when it is
-// in the model.
+// MetaKinds lists the kinds View.Meta resolves: every kind a finding names
+// (finding.ObjectRef) must be one, so driftwatch.io/ignore on it works.
+var MetaKinds = []string{"Secret", "ExternalSecret", "Pod", "ServiceAccount", "SecretStore", "ClusterSecretStore",
+	"Application", "Kustomization", "GitRepository", "OCIRepository", "Bucket", "ExternalArtifact"}
+
+// Meta returns the metadata of object ns/name of kind (one of MetaKinds),
+// when it is in the model.
 func (v View) Meta(kind, ns, name string) (*ObjectMeta, bool) {
 	r := refOf(ns, name)
 	switch kind {
@@ -671,6 +675,8 @@ func (v View) Meta(kind, ns, name string) (*ObjectMeta, bool) {
 		if x := v.s.apps[r]; x != nil {
 			return &x.ObjectMeta, true
 		}
+	case "Kustomization", "GitRepository", "OCIRepository", "Bucket", "ExternalArtifact":
+		return v.fluxMeta(kind, ns, name)
 	}
 	return nil, false
 }

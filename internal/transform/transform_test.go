@@ -455,3 +455,28 @@ func helmPayloadIn(ns, manifest string) []byte {
 	_ = w.Close()
 	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
 }
+
+// A Kustomization keeps driftwatch.io/ignore (and the skip selectors), and no
+// other annotation: what View.Meta reads for it comes from here.
+func TestKustomizationKeepsTheIgnoreAnnotation(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "apps", "namespace": "flux-system", "annotations": map[string]any{
+			model.AnnIgnore: "flux_substitute", "kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+		"spec": map[string]any{"path": "./", "sourceRef": map[string]any{"kind": "GitRepository", "name": "apps"}},
+	}}
+	out, err := newTransformer().Kustomization(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := out.(*model.FluxKustomization)
+	if !ok {
+		t.Fatalf("%T", out)
+	}
+	if want := map[string]string{model.AnnIgnore: "flux_substitute"}; !reflect.DeepEqual(k.Annotations, want) {
+		t.Errorf("annotations %v, want %v", k.Annotations, want)
+	}
+	if !k.Ignores("flux_substitute") {
+		t.Error("the record does not ignore flux_substitute")
+	}
+}
