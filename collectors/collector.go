@@ -136,6 +136,9 @@ type Findings struct {
 	cachedAvail string
 	// evaluations counts per-namespace detector runs (reuse is the rest).
 	evaluations map[string]uint64
+	// byScrape and byRequest count evaluations of every detector for a
+	// scrape and for a reader (Run, Latest).
+	byScrape, byRequest uint64
 	// panics counts contained detector failures.
 	panics map[string]uint64
 	// headers: each family's HELP and TYPE lines (WriteText).
@@ -246,6 +249,10 @@ var (
 	descDetectorPanics = declare(finding.Family{Name: "driftwatch_detector_failures_total",
 		Help:   "Detector runs that failed (a contained panic) since the agent started.",
 		Labels: []string{"detector"}, Kind: finding.KindHealth, Type: finding.Counter})
+	descEvaluations = declare(finding.Family{Name: "driftwatch_evaluations_total",
+		Help: "Evaluations of every detector since the agent started, by what asked for them: scrape (/metrics) or request (the findings page, " +
+			"/secret/, /api/v1/findings and agent check, only when the last evaluation is older than --ui.max-age: they reuse it otherwise).",
+		Labels: []string{"trigger"}, Kind: finding.KindHealth, Type: finding.Counter})
 	descDetectorNSEvals = declare(finding.Family{Name: "driftwatch_detector_namespace_evaluations_total",
 		Help:   "Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.",
 		Labels: []string{"detector"}, Kind: finding.KindHealth, Type: finding.Counter})
@@ -263,6 +270,7 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	var reused [][]prometheus.Metric
 	var found []finding.Finding
+	f.byScrape++
 	fresh := f.evaluate(true, func(r *nsResult) {
 		reused = append(reused, r.metrics)
 		found = append(found, r.findings...)
@@ -303,6 +311,7 @@ func (f *Findings) Run() (findings []finding.Finding, failed []string) {
 // runLocked evaluates and remembers the findings (the caller holds mu).
 func (f *Findings) runLocked() *Evaluation {
 	var out []finding.Finding
+	f.byRequest++
 	e := f.evaluate(false, func(r *nsResult) { out = append(out, r.findings...) })
 	return f.remember(e.at, append(out, e.found...), e.failed)
 }
@@ -346,6 +355,9 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 			}
 		}
 	})
+	e.detector = ""
+	e.counter(descEvaluations, float64(f.byScrape), "scrape")
+	e.counter(descEvaluations, float64(f.byRequest), "request")
 	return e
 }
 

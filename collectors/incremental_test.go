@@ -101,7 +101,7 @@ func gatherText(t *testing.T, f *Findings) string {
 	}
 	var buf bytes.Buffer
 	for _, mf := range mfs {
-		if n := mf.GetName(); n == "driftwatch_detector_duration_seconds" || n == "driftwatch_detector_namespace_evaluations_total" {
+		if n := mf.GetName(); n == "driftwatch_detector_duration_seconds" || n == "driftwatch_detector_namespace_evaluations_total" || n == "driftwatch_evaluations_total" {
 			continue
 		}
 		if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
@@ -122,7 +122,7 @@ func normalize(t *testing.T, text string) string {
 	}
 	names := make([]string, 0, len(mfs))
 	for n := range mfs {
-		if n == "driftwatch_detector_duration_seconds" || n == "driftwatch_detector_namespace_evaluations_total" {
+		if n == "driftwatch_detector_duration_seconds" || n == "driftwatch_detector_namespace_evaluations_total" || n == "driftwatch_evaluations_total" {
 			continue
 		}
 		names = append(names, n)

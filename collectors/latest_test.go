@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -64,6 +65,17 @@ func TestLatestReusesTheLastScrape(t *testing.T) {
 	delete(health, model.ResSecrets) // Secrets no longer available: missing_keys does not run
 	if ev := c.Latest(10 * time.Second); len(ev.Findings) != 0 {
 		t.Fatalf("an evaluation made with Secrets available was reused after they went: %v", ev.Findings)
+	}
+	// driftwatch_evaluations_total says who asked: one scrape before this
+	// one, and three readers (Run, then Latest twice) that evaluated.
+	var text strings.Builder
+	if err := c.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`driftwatch_evaluations_total{trigger="scrape"} 2`, `driftwatch_evaluations_total{trigger="request"} 3`} {
+		if !strings.Contains(text.String(), want+"\n") {
+			t.Errorf("no %s in:\n%s", want, grepLines(text.String(), "evaluations_total"))
+		}
 	}
 }
 

@@ -51,6 +51,7 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	}
 	var encErr error
 	var found []finding.Finding
+	f.byScrape++
 	fresh := f.evaluate(false, func(r *nsResult) {
 		found = append(found, r.findings...)
 		if r.text == nil {
