@@ -52,6 +52,11 @@ func newCA() (*certAuthority, error) {
 // issue signs a leaf certificate. Serving certificates get the given IPs and
 // DNS names; client certificates get CN=commonName and O=orgs (groups).
 func (ca *certAuthority) issue(commonName string, orgs []string, server bool, ips []net.IP, dns []string) (certPEM, keyPEM []byte, err error) {
+	return ca.issueUntil(commonName, orgs, server, ips, dns, time.Now().Add(24*time.Hour))
+}
+
+// issueUntil is issue with the certificate's NotAfter.
+func (ca *certAuthority) issueUntil(commonName string, orgs []string, server bool, ips []net.IP, dns []string, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -60,7 +65,7 @@ func (ca *certAuthority) issue(commonName string, orgs []string, server bool, ip
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: commonName, Organization: orgs},
 		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		IPAddresses:  ips,
