@@ -59,11 +59,25 @@ var (
 		Class:    "Sync health",
 		Severity: finding.SevWarning,
 	})
+	descStoreReadFailing = declare(finding.Family{
+		Name:     "driftwatch_secretstore_read_failing",
+		Panel:    "store read failing",
+		Offline:  "needs the ExternalSecrets' live status",
+		Commands: storeReadFailingCommands,
+		Help: "Number of the ExternalSecrets using a SecretStore or ClusterSecretStore (spec.secretStoreRef) whose Ready is False because ESO " +
+			"could not get their data from the provider, whatever the store's own condition says: ESO keeps a store Ready (reason " +
+			"ValidationUnknown) while its server is unreachable, its token revoked or its certificate expired. namespace is \"\" for a ClusterSecretStore.",
+		Labels:   []string{"namespace", "kind", "store"},
+		Kind:     finding.KindFinding,
+		Object:   &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"SecretStore", "ClusterSecretStore"}, NameLabel: "store"},
+		Class:    "Sync health",
+		Severity: finding.SevWarning,
+	})
 )
 
 func init() {
 	register(detector{name: "sync_health", requires: []model.Resource{model.ResExternalSecrets}, emit: emitSyncHealth,
-		families: []*prometheus.Desc{descNotReady, descSyncAge, descSyncOverdue, descStoreNotReady}})
+		families: []*prometheus.Desc{descNotReady, descSyncAge, descSyncOverdue, descStoreNotReady, descStoreReadFailing}})
 }
 
 func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Time) {
@@ -86,6 +100,45 @@ func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Tim
 			f.Evidence = s.Kind + " Ready is not True: reason " + s.Reason + "; the ExternalSecrets using it stop refreshing"
 		}
 	}
+	for _, r := range res.ReadFails {
+		if f := e.gauge(descStoreReadFailing, float64(r.Failing), r.Namespace, r.Kind, r.Store); f != nil {
+			f.Evidence = storeReadEvidence(r)
+		}
+	}
+}
+
+// storeReadEvidence says how many ExternalSecrets fail, since when, and what
+// ESO says of the store itself.
+func storeReadEvidence(r detect.StoreReadFailing) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of the %d ExternalSecrets using it are not Ready: ESO could not get their data from the provider", r.Failing, r.Total)
+	if r.LongestSinceSync > 0 {
+		fmt.Fprintf(&b, "; the oldest last successful sync was %s ago", r.LongestSinceSync.Round(time.Second))
+	}
+	switch {
+	case r.StoreReady == "":
+		b.WriteString("; the store itself is not known to the agent")
+	case r.StoreReady == "True":
+		fmt.Fprintf(&b, "; ESO says the store is Ready (reason %s)", r.StoreReadyReason)
+		if r.StoreReadyReason == "ValidationUnknown" {
+			b.WriteString(": it could not check it, as when the server is unreachable or the credential refused")
+		}
+	default:
+		fmt.Fprintf(&b, "; the store is not Ready either (reason %s)", r.StoreReadyReason)
+	}
+	b.WriteString(". The Secrets keep their last data: running pods keep working; a rotation does not arrive")
+	return b.String()
+}
+
+func storeReadFailingCommands(c *finding.Commands) {
+	storeNotReadyCommands(c)
+	ns := ""
+	if c.F.Labels["kind"] == "SecretStore" {
+		ns = c.NS()
+	}
+	c.Confirm("its ExternalSecrets that cannot read it", "kubectl get externalsecret -A -o json | jq -r "+
+		finding.Sh(`.items[] | select(.spec.secretStoreRef.name == "`+c.Name()+`" and ("`+ns+`" == "" or .metadata.namespace == "`+ns+`")) | `+
+			`"\(.metadata.namespace)/\(.metadata.name) \(.status.conditions[]? | select(.type == "Ready") | .status) since \(.status.refreshTime)"`))
 }
 
 func notReadyCommands(c *finding.Commands) {

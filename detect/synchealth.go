@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -32,11 +34,35 @@ type StoreNotReady struct {
 	Reason    string
 }
 
+// StoreReadFailing is a store from which ESO cannot get the data of some of
+// the ExternalSecrets that use it (spec.secretStoreRef), whatever the store's
+// own Ready condition says: ESO v0.20.4 keeps a store Ready=True, reason
+// ValidationUnknown, while its server is unreachable, its token revoked or
+// its client certificate expired (seen on the real ESO in test/e2e/storefaults),
+// so a store-level signal has to come from its ExternalSecrets.
+type StoreReadFailing struct {
+	Namespace string // "" for a ClusterSecretStore
+	Kind      string
+	Store     string
+	// Failing counts the ExternalSecrets whose Ready is False because ESO
+	// could not get their data from the provider; Total those that use it.
+	Failing int
+	Total   int
+	// LongestSinceSync is the longest time since a failing ExternalSecret's
+	// last successful sync (status.refreshTime); 0 when none ever synced.
+	LongestSinceSync time.Duration
+	// StoreReady is the store's own Ready condition (status and reason), ""
+	// when the store is not known.
+	StoreReady       string
+	StoreReadyReason string
+}
+
 // SyncHealthResult is the output of the sync-health detector.
 type SyncHealthResult struct {
-	NotReady []ESNotReady
-	Ages     []ESSyncAge
-	Stores   []StoreNotReady
+	NotReady  []ESNotReady
+	Ages      []ESSyncAge
+	Stores    []StoreNotReady
+	ReadFails []StoreReadFailing
 }
 
 // ESFirstSyncGrace is how long a just-created ExternalSecret that has never
@@ -52,12 +78,36 @@ const ESFirstSyncGrace = 15 * time.Second
 // and stores that are not ready.
 func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFactor float64) SyncHealthResult {
 	var res SyncHealthResult
+	type storeKey struct{ ns, kind, name string }
+	reads := map[storeKey]*StoreReadFailing{}
+	var readOrder []storeKey
 	if avail[model.ResExternalSecrets] {
 		for _, e := range v.ExternalSecrets() {
 			if e.DecodeErr != "" {
 				continue
 			}
 			young := e.RefreshTime.IsZero() && now.Sub(e.CreationTimestamp.Time) < ESFirstSyncGrace
+			if e.StoreName != "" && !e.Deleting {
+				k := storeKey{e.Namespace, e.StoreKind, e.StoreName}
+				if e.StoreKind == "ClusterSecretStore" {
+					k.ns = ""
+				}
+				r := reads[k]
+				if r == nil {
+					r = &StoreReadFailing{Namespace: k.ns, Kind: k.kind, Store: k.name}
+					reads[k] = r
+					readOrder = append(readOrder, k)
+				}
+				r.Total++
+				if e.ProviderReadFailed && !young {
+					r.Failing++
+					if !e.RefreshTime.IsZero() {
+						if d := now.Sub(e.RefreshTime); d > r.LongestSinceSync {
+							r.LongestSinceSync = d
+						}
+					}
+				}
+			}
 			if st := e.Ready.Status; (st == "False" || st == "Unknown") && !young {
 				reason := e.Ready.Reason
 				if reason == "" {
@@ -80,11 +130,15 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 			res.Ages = append(res.Ages, a)
 		}
 	}
+	storeReady := map[storeKey]model.Condition{}
 	for _, st := range v.Stores() {
 		r := model.ResSecretStores
+		k := storeKey{st.Namespace, st.StoreKind, st.Name}
 		if st.StoreKind == "ClusterSecretStore" {
 			r = model.ResClusterSecretStores
+			k.ns = ""
 		}
+		storeReady[k] = st.Ready
 		if !avail[r] || st.DecodeErr != "" {
 			continue
 		}
@@ -96,5 +150,18 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 			res.Stores = append(res.Stores, StoreNotReady{Namespace: st.Namespace, Kind: st.StoreKind, Store: st.Name, Reason: reason})
 		}
 	}
+	for _, k := range readOrder {
+		r := reads[k]
+		if r.Failing == 0 {
+			continue
+		}
+		if c, ok := storeReady[k]; ok {
+			r.StoreReady, r.StoreReadyReason = c.Status, c.Reason
+		}
+		res.ReadFails = append(res.ReadFails, *r)
+	}
+	slices.SortFunc(res.ReadFails, func(a, b StoreReadFailing) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Store, b.Store))
+	})
 	return res
 }

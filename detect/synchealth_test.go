@@ -180,3 +180,49 @@ func TestSyncHealth(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreReadFailing: one finding per store whose ExternalSecrets ESO cannot
+// read, from the ExternalSecrets (ProviderReadFailed), with the store's own
+// condition beside it: ESO keeps an unreachable store Ready=True
+// ValidationUnknown (test/e2e/storefaults).
+func TestStoreReadFailing(t *testing.T) {
+	const ns = "app"
+	now := mt.T0.Add(3 * time.Hour)
+	failed := func(e *model.ExternalSecret) {
+		e.Ready = model.Condition{Status: "False", Reason: "SecretSyncedError"}
+		e.ProviderReadFailed = true
+	}
+	objs := []any{
+		// SecretStore "remote": 2 of 3 fail (one last synced 2h ago, one 10m ago).
+		mt.ES(ns, "a", mt.ESStore("SecretStore", "remote"), failed, mt.ESRefreshed(now.Add(-2*time.Hour), time.Hour, true)),
+		mt.ES(ns, "b", mt.ESStore("SecretStore", "remote"), failed, mt.ESRefreshed(now.Add(-10*time.Minute), time.Hour, true)),
+		mt.ES(ns, "c", mt.ESStore("SecretStore", "remote")),
+		mt.SecretStore(ns, "remote", mt.StoreReady("True", "ValidationUnknown")),
+		// Not Ready for another cause (the target owned by another
+		// ExternalSecret): not a store read failure.
+		mt.ES(ns, "owned", mt.ESStore("SecretStore", "vault"), mt.ESReady("False", "SecretSyncedError")),
+		mt.SecretStore(ns, "vault"),
+		// A ClusterSecretStore used from two namespaces: one finding, namespace "".
+		mt.ES("x", "c1", mt.ESStore("ClusterSecretStore", "shared"), failed, mt.ESRefreshed(time.Time{}, time.Hour, true)),
+		mt.ES("y", "c2", mt.ESStore("ClusterSecretStore", "shared"), failed),
+		mt.ClusterSecretStore("shared", mt.StoreReady("False", "InvalidProviderConfig")),
+		// Just created, never synced: within ESFirstSyncGrace it is not judged.
+		mt.Created(mt.ES(ns, "new", mt.ESStore("SecretStore", "fresh"), failed, mt.ESRefreshed(time.Time{}, time.Hour, true)), now.Add(-time.Second)),
+		// Being deleted: expects nothing.
+		mt.ES(ns, "gone", mt.ESStore("SecretStore", "gone"), failed, func(e *model.ExternalSecret) { e.Deleting = true }),
+		// Its store is not known to the agent.
+		mt.ES(ns, "orphan", mt.ESStore("SecretStore", "missing"), failed),
+	}
+	s := mt.NewStore(t, objs...)
+	got := mt.Read(s, func(v model.View) SyncHealthResult { return SyncHealth(v, mt.All(), now, 3) })
+	want := []StoreReadFailing{
+		{Namespace: "", Kind: "ClusterSecretStore", Store: "shared", Failing: 2, Total: 2, LongestSinceSync: 3 * time.Hour, StoreReady: "False", StoreReadyReason: "InvalidProviderConfig"},
+		{Namespace: ns, Kind: "SecretStore", Store: "missing", Failing: 1, Total: 1, LongestSinceSync: 3 * time.Hour},
+		{Namespace: ns, Kind: "SecretStore", Store: "remote", Failing: 2, Total: 3, LongestSinceSync: 2 * time.Hour, StoreReady: "True", StoreReadyReason: "ValidationUnknown"},
+	}
+	checkSlice(t, "ReadFails", got.ReadFails, want)
+
+	// ExternalSecrets unavailable: nothing from them.
+	got = mt.Read(s, func(v model.View) SyncHealthResult { return SyncHealth(v, mt.AllBut(model.ResExternalSecrets), now, 3) })
+	checkSlice(t, "ReadFails", got.ReadFails, nil)
+}

@@ -100,6 +100,7 @@ func decode(obj map[string]any, es *ExternalSecret) *DecodeError {
 				c.Type = d.str(m["type"], "status.conditions[].type")
 				c.Status = d.str(m["status"], "status.conditions[].status")
 				c.Reason = d.str(m["reason"], "status.conditions[].reason")
+				c.Message = d.str(m["message"], "status.conditions[].message")
 				c.LastTransitionTime = d.time(m["lastTransitionTime"], "status.conditions[].lastTransitionTime")
 			}
 			es.Status.Conditions = append(es.Status.Conditions, c)

@@ -6,6 +6,8 @@
 package eso
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -116,9 +118,13 @@ type ExternalSecretStatus struct {
 }
 
 type StatusCondition struct {
-	Type               string      `json:"type"`
-	Status             string      `json:"status"`
-	Reason             string      `json:"reason,omitempty"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Message is read only to classify it (ProviderReadFailed) and is never
+	// kept: a condition message can carry provider text, and has carried a
+	// value (external-secrets#5884).
+	Message            string      `json:"message,omitempty"`
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
 }
 
@@ -211,4 +217,17 @@ type VaultAuth struct {
 		ServiceAccountRef *ServiceAccountSelector `json:"serviceAccountRef,omitempty"`
 		Role              string                  `json:"role"`
 	} `json:"kubernetes,omitempty"`
+}
+
+// MsgProviderReadFailed is how ESO's Ready condition message begins when the
+// controller could not get an ExternalSecret's data from its provider (the
+// store unreachable, the credential refused, a remoteRef key or property
+// missing): msgErrorGetSecretData in ESO v0.20.4's externalsecret_controller.go,
+// with reason SecretSyncedError. Later versions append details after it.
+const MsgProviderReadFailed = "could not get secret data from provider"
+
+// ProviderReadFailed reports whether a Ready condition says ESO could not get
+// the data from the provider.
+func ProviderReadFailed(c StatusCondition) bool {
+	return c.Status == "False" && strings.HasPrefix(c.Message, MsgProviderReadFailed)
 }

@@ -297,9 +297,12 @@ type ExternalSecret struct {
 	// CreatedOnce and OnChange do not.
 	RefreshPolicy string
 	Ready         Condition
-	RefreshTime   time.Time
-	Managers      []ManagedField
-	LastApplied   *LastApplied
+	// ProviderReadFailed: Ready is False because ESO could not get the data
+	// from the provider (eso.ProviderReadFailed; the message itself is not kept).
+	ProviderReadFailed bool
+	RefreshTime        time.Time
+	Managers           []ManagedField
+	LastApplied        *LastApplied
 	// CreationPolicyApplied says whether what users server-side applied set
 	// spec.target.creationPolicy: "set", "unset", or "" when unknowable (no Apply
 	// entry owns the spec; Update entries include CRD defaults and prove nothing).

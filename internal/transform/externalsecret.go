@@ -67,6 +67,11 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		rec.RefreshInterval, rec.RefreshIntervalSet = sp.RefreshInterval.Duration, true
 	}
 	rec.Ready = condition(es.Status.Conditions, "Ready")
+	for _, c := range es.Status.Conditions {
+		if c.Type == "Ready" {
+			rec.ProviderReadFailed = eso.ProviderReadFailed(c)
+		}
+	}
 	rec.RefreshTime = es.Status.RefreshTime.Time
 	return rec, nil
 }

@@ -19,6 +19,38 @@ var syncFamilies = []string{
 	"driftwatch_externalsecret_not_ready",
 	"driftwatch_externalsecret_sync_overdue",
 	"driftwatch_secretstore_not_ready",
+	"driftwatch_secretstore_read_failing",
+}
+
+// storeFailing asserts the store-level finding: the agent counts n
+// ExternalSecrets of SecretStore store that ESO cannot read, its evidence
+// says what ESO says of the store, and the alert names the store.
+func (f *fixture) storeFailing(start time.Time, from int, fault, store string, n int) {
+	f.t.Helper()
+	var s cluster.Series
+	poll(f.t, wait, fault+": driftwatch_secretstore_read_failing for "+store, func() (bool, string) {
+		series, err := f.agent.Scrape()
+		if err != nil {
+			return false, err.Error()
+		}
+		got := cluster.Find(series, "driftwatch_secretstore_read_failing", map[string]string{"namespace": f.ns, "kind": "SecretStore", "store": store})
+		if len(got) == 1 {
+			s = got[0]
+		}
+		return len(got) == 1 && got[0].Value == float64(n), fmt.Sprint(got)
+	})
+	f.t.Logf("fact: %s: driftwatch: %s after %s", fault, s, time.Since(start).Round(100*time.Millisecond))
+	// The evidence (page, API, agent check) says what ESO says of the store.
+	poll(f.t, wait, fault+": the findings API's evidence for "+store, func() (bool, string) {
+		_, body, err := f.agent.Get("/api/v1/findings")
+		if err != nil {
+			return false, err.Error()
+		}
+		st := f.storeState(store)
+		return strings.Contains(body, "ExternalSecrets using it are not Ready") && strings.Contains(body, "reason "+st.Reason), "store " + st.String()
+	})
+	a := f.waitAlert(from, "firing", "DriftwatchSecretStoreReadFailing", map[string]string{"store": store})
+	f.t.Logf("fact: %s: Alertmanager: %s %s (%s) after %s: %s", fault, a.Labels["alertname"], a.Status, a.Labels["severity"], time.Since(start).Round(100*time.Millisecond), a.Annotations["summary"])
 }
 
 // targetsKept asserts that the Secrets ESO wrote keep their keys while the
@@ -111,6 +143,8 @@ func faultUnreachable(f *fixture) {
 	f.store.StopAPIServer()
 	f.step("store apiserver stopped")
 	f.notSyncing(start, from, "store unreachable", "db-props", "api-extract", "features-find", "cert-db")
+	f.storeFailing(start, from, "store unreachable", "remote", 3)
+	f.storeFailing(start, from, "store unreachable", "remote-cert", 1)
 	for _, s := range []string{"remote", "remote-cert"} {
 		f.t.Logf("fact: store unreachable: SecretStore %s: %s", s, f.storeState(s))
 	}
@@ -121,6 +155,7 @@ func faultUnreachable(f *fixture) {
 	f.recovered(start, from, "store unreachable", map[string]map[string]string{
 		"DriftwatchExternalSecretNotReady":    {"externalsecret": "db-props"},
 		"DriftwatchExternalSecretSyncOverdue": {"externalsecret": "db-props"},
+		"DriftwatchSecretStoreReadFailing":    {"store": "remote"},
 	})
 	f.quiet("store unreachable undone")
 }
@@ -135,6 +170,7 @@ func faultPermission(f *fixture) {
 	f.readerBinding(false)
 	f.step("RoleBinding deleted in the store")
 	f.notSyncing(start, from, "permission removed", "db-props", "cert-db")
+	f.storeFailing(start, from, "permission removed", "remote", 3)
 	d := poll(f.t, wait, "permission removed: ESO marks store remote not Ready", func() (bool, string) {
 		s := f.storeState("remote")
 		return s.Status == "False", s.String()
@@ -168,6 +204,7 @@ func faultTokenRevoked(f *fixture) {
 	}
 	f.step("reader ServiceAccount deleted (its tokens revoked)")
 	f.notSyncing(start, from, "token revoked", "db-props", "api-extract", "features-find")
+	f.storeFailing(start, from, "token revoked", "remote", 3)
 	if s := f.es("cert-db"); s.Status != "True" {
 		f.t.Errorf("token revoked: cert-db (another credential) is %s", s)
 	}
@@ -180,6 +217,7 @@ func faultTokenRevoked(f *fixture) {
 	f.recovered(start, from, "token revoked", map[string]map[string]string{
 		"DriftwatchExternalSecretNotReady":    {"externalsecret": "db-props"},
 		"DriftwatchExternalSecretSyncOverdue": {"externalsecret": "db-props"},
+		"DriftwatchSecretStoreReadFailing":    {"store": "remote"},
 	})
 	f.quiet("token revoked undone")
 }
@@ -202,6 +240,7 @@ func faultCertExpired(f *fixture) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	f.notSyncing(expires, from, "certificate expired", "cert-db")
+	f.storeFailing(expires, from, "certificate expired", "remote-cert", 1)
 	f.t.Logf("fact: certificate expired: SecretStore remote-cert: %s", f.storeState("remote-cert"))
 	start := time.Now()
 	from = f.hook.Count()
@@ -210,6 +249,7 @@ func faultCertExpired(f *fixture) {
 	f.recovered(start, from, "certificate expired", map[string]map[string]string{
 		"DriftwatchExternalSecretNotReady":    {"externalsecret": "cert-db"},
 		"DriftwatchExternalSecretSyncOverdue": {"externalsecret": "cert-db"},
+		"DriftwatchSecretStoreReadFailing":    {"store": "remote-cert"},
 	})
 	f.quiet("certificate expired undone")
 }
@@ -225,6 +265,7 @@ func faultKeyDeletedData(f *fixture) {
 	f.remoteSecret("db", map[string]string{"username": "app"})
 	f.step("property password deleted from the store's db")
 	f.notSyncing(start, from, "key deleted (spec.data)", "db-props")
+	f.storeFailing(start, from, "key deleted (spec.data)", "remote", 1)
 	if s := f.es("cert-db"); s.Status != "True" {
 		f.t.Errorf("key deleted (spec.data): cert-db reads only username, and is %s", s)
 	}
