@@ -85,6 +85,9 @@ func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Tim
 	for _, n := range res.NotReady {
 		if f := e.gauge(descNotReady, 1, n.Namespace, n.ExternalSecret, n.Reason); f != nil {
 			f.Evidence = "Ready is not True: reason " + n.Reason + "; the target keeps its last data and stops refreshing"
+			if es, ok := v.ExternalSecret(n.Namespace, n.ExternalSecret); ok {
+				f.Evidence += notReadyDetail(es, now)
+			}
 		}
 	}
 	for _, s := range res.Ages {
@@ -105,6 +108,24 @@ func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Tim
 			f.Evidence = storeReadEvidence(r)
 		}
 	}
+}
+
+// notReadyDetail names the store an ExternalSecret reads and how long ago it
+// last synced.
+func notReadyDetail(es *model.ExternalSecret, now time.Time) string {
+	var b strings.Builder
+	if es.ProviderReadFailed {
+		b.WriteString("; ESO could not get its data from the provider")
+	}
+	if es.StoreName != "" {
+		fmt.Fprintf(&b, " (%s %s)", es.StoreKind, es.StoreName)
+	}
+	if es.RefreshTime.IsZero() {
+		b.WriteString("; it has never synced")
+	} else if d := now.Sub(es.RefreshTime); d >= 0 {
+		fmt.Fprintf(&b, "; last successful sync %s ago", d.Round(time.Second))
+	}
+	return b.String()
 }
 
 // storeReadEvidence says how many ExternalSecrets fail, since when, and what

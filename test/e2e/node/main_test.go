@@ -12,5 +12,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(cluster.Main(m, cluster.Options{Node: true}))
+	os.Exit(cluster.Main(m, cluster.Options{Node: true, ESOController: true}))
 }

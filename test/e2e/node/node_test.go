@@ -118,6 +118,7 @@ func TestNode(t *testing.T) {
 		{"fault_after_start", testFaultAfterStart},
 		{"optional_key", testOptionalKey},
 		{"stale_volume_subpath_env", testStale},
+		{"store_rotation", testStoreRotation},
 		{"agent_killed", testAgentKilled},
 		{"network_policy", testNetworkPolicy},
 		{"network_stays_inside", testNetworkStaysInside},
