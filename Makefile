@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REV     ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REV)
 
-.PHONY: build krew-archives test demo lint tools e2e unit fuzz bench bench-go bench-e2e bench-smoke clean
+.PHONY: build krew-archives test demo lint tools e2e unit fuzz bench bench-go bench-e2e bench-smoke generate clean
 
 build: ## static agent binary and the kubectl plugin in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/driftwatch ./cmd/agent
@@ -15,6 +15,11 @@ krew-archives: ## release archives of the kubectl plugin and their sha256 in plu
 
 test: ## everything, on a fresh machine too: tools, lint, unit, e2e, apicompat, fuzz
 	bash test/run.sh
+
+generate: ## every generated file, from the catalog and the rules: README metric tables, alerts/metrics.txt, dashboards/classes.txt, the dashboards, the chart's copies (a stale one fails its test)
+	DRIFTWATCH_E2E=0 DRIFTWATCH_UPDATE_DOCS=1 $(GO) test -count=1 -run 'TestREADMEMetricTables|TestMetricsTxtIsGenerated|TestDashboardClassesAreGenerated' ./collectors/
+	cd dashboards && $(GO) generate ./...
+	DRIFTWATCH_UPDATE=1 $(GO) test -count=1 -run CopiesInSync ./deploy/
 
 demo: ## run the agent against the embedded simulated cluster
 	$(GO) run ./cmd/agent --demo
