@@ -163,11 +163,30 @@ spec:
 	})
 	t.Logf("fact: after a rollout restart senv is current; the alert resolved")
 
-	// The store stops when this subtest ends: the ExternalSecret goes first,
-	// or it would be not Ready (a real fault) in the next subtests' scrapes
-	// while its namespace terminates.
-	if out, err := c.Kubectl(ctx, "", "-n", ns, "delete", "externalsecret/db", "secretstore/remote", "--wait=true", "--timeout=2m"); err != nil {
-		t.Fatalf("kubectl delete: %v\n%s", err, out)
+	// The store stops when this subtest ends. Its readers go first, then the
+	// ExternalSecret (whose Secret the garbage collector deletes with it), or
+	// the next subtests would see real faults in this namespace while it
+	// terminates: an ExternalSecret not Ready, a Secret absent that running
+	// pods read.
+	for _, args := range [][]string{
+		{"delete", "deployment/svol", "deployment/senv", "--cascade=foreground", "--wait=true", "--timeout=2m"},
+		{"delete", "externalsecret/db", "secretstore/remote", "--wait=true", "--timeout=2m"},
+	} {
+		if out, err := c.Kubectl(ctx, "", append([]string{"-n", ns}, args...)...); err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
 	}
-	s.waitNoSeries(t, "driftwatch_externalsecret_sync_age_seconds", map[string]string{"namespace": ns}, time.Minute)
+	poll(t, time.Minute, time.Second, "no series of "+ns+" left", func() (bool, string) {
+		series, err := s.scrape()
+		if err != nil {
+			return false, err.Error()
+		}
+		var left []string
+		for _, x := range series {
+			if x.Labels["namespace"] == ns && cluster.IsFinding(x) {
+				left = append(left, x.String())
+			}
+		}
+		return len(left) == 0, fmt.Sprint(left)
+	})
 }
