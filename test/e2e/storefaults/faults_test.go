@@ -23,17 +23,22 @@ var syncFamilies = []string{
 }
 
 // storeFailing asserts the store-level finding: the agent counts n
-// ExternalSecrets of SecretStore store that ESO cannot read, its evidence
-// says what ESO says of the store, and the alert names the store.
+// ExternalSecrets of the store (a SecretStore of the namespace, or the
+// ClusterSecretStore) that ESO cannot read, its evidence says what ESO says
+// of the store, and the alert names the store.
 func (f *fixture) storeFailing(start time.Time, from int, fault, store string, n int) {
 	f.t.Helper()
 	var s cluster.Series
+	labels := map[string]string{"namespace": f.ns, "kind": "SecretStore", "store": store}
+	if store == clusterStore {
+		labels["namespace"], labels["kind"] = "", "ClusterSecretStore"
+	}
 	poll(f.t, wait, fault+": driftwatch_secretstore_read_failing for "+store, func() (bool, string) {
 		series, err := f.agent.Scrape()
 		if err != nil {
 			return false, err.Error()
 		}
-		got := cluster.Find(series, "driftwatch_secretstore_read_failing", map[string]string{"namespace": f.ns, "kind": "SecretStore", "store": store})
+		got := cluster.Find(series, "driftwatch_secretstore_read_failing", labels)
 		if len(got) == 1 {
 			s = got[0]
 		}
@@ -58,10 +63,11 @@ func (f *fixture) storeFailing(start time.Time, from int, fault, store string, n
 func (f *fixture) targetsKept(phase string) {
 	f.t.Helper()
 	for name, want := range map[string][]string{
-		"db-props":  {"DB_PASSWORD", "DB_USER"},
-		"api-creds": {"API_KEY", "API_URL"},
-		"features":  {"feature-alpha", "feature-beta"},
-		"cert-db":   {"DB_USER"},
+		"db-props":   {"DB_PASSWORD", "DB_USER"},
+		"api-creds":  {"API_KEY", "API_URL"},
+		"features":   {"feature-alpha", "feature-beta"},
+		"cert-db":    {"DB_USER"},
+		"cluster-db": {"DB_USER"},
 	} {
 		if got := f.secretKeys(name); !slices.Equal(got, want) {
 			f.t.Errorf("%s: Secret %s has keys %v, want %v (kept while the store fails)", phase, name, got, want)
@@ -129,7 +135,8 @@ func (f *fixture) recovered(start time.Time, from int, fault string, alerts map[
 	}
 	f.t.Logf("fact: %s undone: ESO: every ExternalSecret Ready again after %s", fault, time.Since(start).Round(100*time.Millisecond))
 	for name, labels := range alerts {
-		f.waitAlert(from, "resolved", name, labels)
+		// A trailing space lets one alert name appear twice in the map.
+		f.waitAlert(from, "resolved", strings.TrimSpace(name), labels)
 	}
 	f.t.Logf("fact: %s undone: Alertmanager: %d alert(s) resolved after %s", fault, len(alerts), time.Since(start).Round(100*time.Millisecond))
 }
@@ -142,10 +149,11 @@ func faultUnreachable(f *fixture) {
 	from := f.hook.Count()
 	f.store.StopAPIServer()
 	f.step("store apiserver stopped")
-	f.notSyncing(start, from, "store unreachable", "db-props", "api-extract", "features-find", "cert-db")
+	f.notSyncing(start, from, "store unreachable", "db-props", "api-extract", "features-find", "cert-db", "cluster-db")
 	f.storeFailing(start, from, "store unreachable", "remote", 3)
 	f.storeFailing(start, from, "store unreachable", "remote-cert", 1)
-	for _, s := range []string{"remote", "remote-cert"} {
+	f.storeFailing(start, from, "store unreachable", clusterStore, 1)
+	for _, s := range []string{"remote", "remote-cert", clusterStore} {
 		f.t.Logf("fact: store unreachable: SecretStore %s: %s", s, f.storeState(s))
 	}
 	start = time.Now()
@@ -156,6 +164,7 @@ func faultUnreachable(f *fixture) {
 		"DriftwatchExternalSecretNotReady":    {"externalsecret": "db-props"},
 		"DriftwatchExternalSecretSyncOverdue": {"externalsecret": "db-props"},
 		"DriftwatchSecretStoreReadFailing":    {"store": "remote"},
+		"DriftwatchSecretStoreReadFailing ":   {"store": clusterStore},
 	})
 	f.quiet("store unreachable undone")
 }
@@ -203,8 +212,10 @@ func faultTokenRevoked(f *fixture) {
 		f.t.Fatal(err)
 	}
 	f.step("reader ServiceAccount deleted (its tokens revoked)")
-	f.notSyncing(start, from, "token revoked", "db-props", "api-extract", "features-find")
+	f.notSyncing(start, from, "token revoked", "db-props", "api-extract", "features-find", "cluster-db")
 	f.storeFailing(start, from, "token revoked", "remote", 3)
+	f.storeFailing(start, from, "token revoked", clusterStore, 1)
+	f.t.Logf("fact: token revoked: ClusterSecretStore %s: %s", clusterStore, f.storeState(clusterStore))
 	if s := f.es("cert-db"); s.Status != "True" {
 		f.t.Errorf("token revoked: cert-db (another credential) is %s", s)
 	}

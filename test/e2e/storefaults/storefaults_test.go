@@ -34,7 +34,12 @@ const (
 var (
 	esGVR    = schema.GroupVersionResource{Group: "external-secrets.io", Version: "v1", Resource: "externalsecrets"}
 	storeGVR = schema.GroupVersionResource{Group: "external-secrets.io", Version: "v1", Resource: "secretstores"}
+	cssGVR   = schema.GroupVersionResource{Group: "external-secrets.io", Version: "v1", Resource: "clustersecretstores"}
 )
+
+// clusterStore is the ClusterSecretStore of the test (cluster-scoped: its
+// findings have namespace "").
+const clusterStore = "storefaults-remote"
 
 // fixture is what the faults share.
 type fixture struct {
@@ -94,7 +99,11 @@ func (f *fixture) es(name string) esState {
 }
 
 func (f *fixture) storeState(name string) esState {
-	u, err := f.c.Dynamic.Resource(storeGVR).Namespace(f.ns).Get(ctxT(f.t), name, metav1.GetOptions{})
+	ri := f.c.Dynamic.Resource(storeGVR).Namespace(f.ns)
+	if name == clusterStore {
+		ri = f.c.Dynamic.Resource(cssGVR)
+	}
+	u, err := ri.Get(ctxT(f.t), name, metav1.GetOptions{})
 	if err != nil {
 		return esState{Status: "error: " + err.Error()}
 	}
@@ -242,6 +251,26 @@ spec:
 `, name, remoteNS, server, base64.StdEncoding.EncodeToString(ca), auth)
 }
 
+// clusterStoreYAML is a ClusterSecretStore with the token auth of
+// SecretStore remote (its auth Secret named with its namespace).
+func clusterStoreYAML(ns, server string, ca []byte) string {
+	return fmt.Sprintf(`apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata: {name: %s}
+spec:
+  refreshInterval: 3
+  provider:
+    kubernetes:
+      remoteNamespace: %s
+      server:
+        url: %s
+        caBundle: %s
+      auth:
+        token:
+          bearerToken: {name: store-token, key: token, namespace: %s}
+`, clusterStore, remoteNS, server, base64.StdEncoding.EncodeToString(ca), ns)
+}
+
 const tokenAuth = `        token:
           bearerToken: {name: store-token, key: token}`
 
@@ -289,6 +318,16 @@ spec:
   target: {name: cert-db, creationPolicy: Owner}
   data:
   - {secretKey: DB_USER, remoteRef: {key: db, property: username}}
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: cluster-db}
+spec:
+  refreshInterval: ` + refresh + `
+  secretStoreRef: {kind: ClusterSecretStore, name: ` + clusterStore + `}
+  target: {name: cluster-db, creationPolicy: Owner}
+  data:
+  - {secretKey: DB_USER, remoteRef: {key: cluster, property: username}}
 `
 
 // The workloads: web reads every key by env (secretKeyRef, required), files
@@ -312,6 +351,7 @@ spec:
         - {name: API_URL, valueFrom: {secretKeyRef: {name: api-creds, key: API_URL}}}
         - {name: FEATURE_BETA, valueFrom: {secretKeyRef: {name: features, key: feature-beta}}}
         - {name: CERT_USER, valueFrom: {secretKeyRef: {name: cert-db, key: DB_USER}}}
+        - {name: CLUSTER_USER, valueFrom: {secretKeyRef: {name: cluster-db, key: DB_USER}}}
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -331,7 +371,7 @@ spec:
         secret: {secretName: db-props}
 `
 
-var allES = []string{"db-props", "api-extract", "features-find", "cert-db"}
+var allES = []string{"db-props", "api-extract", "features-find", "cert-db", "cluster-db"}
 
 func TestStoreFaults(t *testing.T) {
 	c := cluster.Get(t)
@@ -357,12 +397,17 @@ func TestStoreFaults(t *testing.T) {
 	f.remoteSecret("feature-alpha", map[string]string{"on": "1"})
 	f.remoteSecret("feature-beta", map[string]string{"on": "1"})
 	f.remoteSecret("unrelated", map[string]string{"x": "1"})
+	f.remoteSecret("cluster", map[string]string{"username": "cluster-app"})
 
 	// ---- the consumer cluster: stores, ExternalSecrets, workloads --------------------
 	f.writeToken()
 	f.writeCert(time.Now().Add(time.Hour))
 	c.Apply(t, f.ns, storeYAML("remote", f.store.URL, f.store.CAPEM, tokenAuth))
 	c.Apply(t, f.ns, storeYAML("remote-cert", f.store.URL, f.store.CAPEM, certAuth))
+	c.Apply(t, "", clusterStoreYAML(f.ns, f.store.URL, f.store.CAPEM))
+	t.Cleanup(func() {
+		_ = c.Dynamic.Resource(cssGVR).Delete(context.Background(), clusterStore, metav1.DeleteOptions{})
+	})
 	c.Apply(t, f.ns, externalSecrets)
 	for _, es := range allES {
 		poll(t, wait, es+" Ready", func() (bool, string) {
@@ -371,19 +416,20 @@ func TestStoreFaults(t *testing.T) {
 		})
 	}
 	for name, want := range map[string][]string{
-		"db-props":  {"DB_PASSWORD", "DB_USER"},
-		"api-creds": {"API_KEY", "API_URL"},
-		"features":  {"feature-alpha", "feature-beta"},
-		"cert-db":   {"DB_USER"},
+		"db-props":   {"DB_PASSWORD", "DB_USER"},
+		"api-creds":  {"API_KEY", "API_URL"},
+		"features":   {"feature-alpha", "feature-beta"},
+		"cert-db":    {"DB_USER"},
+		"cluster-db": {"DB_USER"},
 	} {
 		if got := f.secretKeys(name); !slices.Equal(got, want) {
 			t.Fatalf("Secret %s written by ESO's kubernetes provider has keys %v, want %v", name, got, want)
 		}
 	}
-	for _, s := range []string{"remote", "remote-cert"} {
-		t.Logf("fact: healthy SecretStore %s: %s", s, f.storeState(s))
+	for _, s := range []string{"remote", "remote-cert", clusterStore} {
+		t.Logf("fact: healthy store %s: %s", s, f.storeState(s))
 	}
-	f.step("ESO synced all four ExternalSecrets from the store")
+	f.step("ESO synced all five ExternalSecrets from the store")
 	c.Apply(t, f.ns, workloads)
 	c.MarkPodsRunning(t, f.ns, "app=web", 1)
 	c.MarkPodsRunning(t, f.ns, "app=files", 1)
@@ -453,7 +499,7 @@ func (f *fixture) quiet(phase string) {
 		}
 		var left []string
 		for _, s := range series {
-			if cluster.IsFinding(s) && s.Value > 0 && s.Labels["namespace"] == f.ns &&
+			if cluster.IsFinding(s) && s.Value > 0 && (s.Labels["namespace"] == f.ns || s.Labels["store"] == clusterStore) &&
 				(pages.Severity(s) == finding.SevWarning || pages.Severity(s) == finding.SevCritical) {
 				left = append(left, s.String())
 			}
@@ -461,7 +507,7 @@ func (f *fixture) quiet(phase string) {
 		return len(left) == 0, strings.Join(left, "; ")
 	})
 	poll(f.t, alertWait, phase+": no alert firing", func() (bool, string) {
-		s, err := f.ps.Query(`ALERTS{alertstate="firing", namespace="` + f.ns + `"}`)
+		s, err := f.ps.Query(`ALERTS{alertstate="firing", namespace="` + f.ns + `"} or ALERTS{alertstate="firing", store="` + clusterStore + `"}`)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -473,7 +519,7 @@ func (f *fixture) quiet(phase string) {
 // (in the namespace) while a fault lasts.
 func (f *fixture) allow(families ...string) func() {
 	return f.mon.AllowSeries(func(s cluster.Series) bool {
-		return s.Labels["namespace"] == f.ns && slices.Contains(families, s.Name)
+		return (s.Labels["namespace"] == f.ns || s.Labels["store"] == clusterStore) && slices.Contains(families, s.Name)
 	})
 }
 
@@ -482,7 +528,10 @@ func (f *fixture) allow(families ...string) func() {
 func (f *fixture) waitAlert(from int, status, alert string, labels map[string]string) promstack.Alert {
 	f.t.Helper()
 	_, a := f.ps.WaitHook(f.t, f.hook, from, alertWait, alert+" "+status+fmt.Sprint(labels), func(m promstack.Message, a promstack.Alert) bool {
-		if a.Labels["alertname"] != alert || a.Labels["namespace"] != f.ns || a.Status != status {
+		if a.Labels["alertname"] != alert || a.Status != status {
+			return false
+		}
+		if a.Labels["namespace"] != f.ns && a.Labels["store"] != clusterStore {
 			return false
 		}
 		for k, v := range labels {
