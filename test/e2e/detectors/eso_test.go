@@ -145,8 +145,11 @@ spec:
 	expectFindings(t, a, ns)
 
 	c.Apply(t, ns, fakeStore("store", "db-user", "admin"))
+	// ESO: "could not get secret data from provider": the store-level finding
+	// counts it (before the sync age passes 3 × 2 s and overdue joins).
 	expectFindings(t, a, ns,
 		series("driftwatch_externalsecret_not_ready", `externalsecret="rotated",namespace="`+ns+`",reason="SecretSyncedError"`, 1),
+		series("driftwatch_secretstore_read_failing", `kind="SecretStore",namespace="`+ns+`",store="store"`, 1),
 	)
 	age := func() float64 {
 		return a.WaitForSeries(t, "driftwatch_externalsecret_sync_age_seconds", map[string]string{"namespace": ns, "externalsecret": "rotated"}, wait).Value

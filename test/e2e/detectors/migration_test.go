@@ -345,6 +345,9 @@ spec:
 		unsafe("merger", "delete_with_merge"),
 		unsafe("finder", "unexpected_keys"),
 		series("driftwatch_externalsecret_not_ready", `externalsecret="adopter",namespace="`+ns+`",reason="SecretSyncedError"`, 1),
+		// The store lacks the key adopter reads: ESO "could not get secret
+		// data from provider", counted for the store.
+		series("driftwatch_secretstore_read_failing", `kind="SecretStore",namespace="`+ns+`",store="store"`, 1),
 		// Secret existing does not hold what adopter expects yet.
 		series("driftwatch_secret_missing_key", `key="ADOPTED",namespace="`+ns+`",optional="false",secret="existing",source="externalsecret"`, 1),
 		series("driftwatch_secret_missing_keys", `namespace="`+ns+`",optional="false",secret="existing",source="externalsecret"`, 1),
