@@ -31,12 +31,9 @@ type Report struct {
 	Unavailable []string `json:"unavailable"`
 }
 
-// ParseFailOn reads a --fail-on / ?fail_on= value.
-func ParseFailOn(s string) (finding.Severity, error) { return finding.ParseSeverity(s) }
-
 // Build assembles a report. failed names the detectors that failed during the
 // evaluation that produced typed (collectors.Findings.Run). failOn must be a
-// valid severity (ParseFailOn);
+// valid severity (finding.ParseSeverity);
 // states are the informer states (for Unavailable); keep, when not nil,
 // selects the findings to include (a namespace filter): counts and the result
 // cover only what it keeps.

@@ -17,11 +17,6 @@ import (
 // alerts.CommandLeak, the check the runbooks pass).
 type Command = finding.Command
 
-// Commands returns the commands to confirm and to fix a finding, as its family
-// declares them; writers are the ExternalSecrets that write the finding's
-// Secret, when known.
-func Commands(f finding.Finding, writers []string) []Command { return finding.For(&f, writers) }
-
 // runbooks maps a finding family and severity to the alert whose runbook
 // explains it, read from the shipped rules: the first alert of that severity
 // whose expression names the family, else the first that names it.

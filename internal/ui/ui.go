@@ -271,7 +271,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	failOn := finding.SevWarning
 	if v := q.Get("fail_on"); v != "" {
-		sev, err := report.ParseFailOn(v)
+		sev, err := finding.ParseSeverity(v)
 		if err != nil {
 			apiError(w, http.StatusBadRequest, "fail_on "+err.Error())
 			return
@@ -445,7 +445,7 @@ func (s *Server) Page(typed []finding.Finding, ns string) PageData {
 			if last != nil && last.Metric == f.Metric && last.Object == f.Object && last.Severity == string(f.Severity) {
 				last.Items = append(last.Items, Item{Details: detailsOf(f), Evidence: f.Evidence})
 				last.Consumers = mergeConsumers(last.Consumers, f.Consumers)
-				for _, c := range Commands(f, writersOf(v, f)) {
+				for _, c := range finding.For(&f, writersOf(v, f)) {
 					if !slices.Contains(last.Commands, c) {
 						last.Commands = append(last.Commands, c)
 					}
@@ -454,7 +454,7 @@ func (s *Server) Page(typed []finding.Finding, ns string) PageData {
 			}
 			c := &Card{ID: "f" + strconv.Itoa(i), Metric: f.Metric, Help: meaning(kept[i].Family.Help), Severity: string(f.Severity),
 				Object: f.Object, Items: []Item{{Details: detailsOf(f), Evidence: f.Evidence}},
-				Consumers: slices.Clone(f.Consumers), Commands: Commands(f, writersOf(v, f))}
+				Consumers: slices.Clone(f.Consumers), Commands: finding.For(&f, writersOf(v, f))}
 			if a := RunbookAlert(f); a != "" {
 				c.Alert, c.Runbook = a, s.opts.RunbookBase+a+".md"
 			}

@@ -404,7 +404,7 @@ func TestCommandsPrintNoValues(t *testing.T) {
 				Consumers: []finding.Consumer{{Kind: "Deployment", Name: "web", Pods: 2}, {Kind: "StatefulSet", Name: "db", Pods: 1}}}
 			for _, src := range []string{"pod", "externalsecret", "helm"} {
 				labels["source"] = src
-				cmds := ui.Commands(f, []string{"es-1"})
+				cmds := finding.For(&f, []string{"es-1"})
 				if len(cmds) == 0 {
 					t.Errorf("%s: no command", fam.Name)
 				}
