@@ -95,7 +95,7 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 		if e.DeletionPolicy == "Delete" && e.CreationPolicy == "Merge" {
 			add(UnsafeDeleteWithMerge, 0)
 		}
-		if target != nil && e.DataFromFind > 0 && !(e.HasTemplate && len(e.TemplateKeys) > 0 && e.TemplateMergePolicy != "Merge") {
+		if target != nil && e.DataFromFind > 0 && !e.RendersOnly() { // the one template rule (model.ESWrites)
 			if named == nil {
 				named, declared = namedKeys(v, avail)
 			}

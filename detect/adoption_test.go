@@ -150,6 +150,28 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 				e.HasTemplate, e.TemplateKeys = true, []string{"config.yaml"}
 			}),
 			secrets: []*model.Secret{esoOwned(target("config.yaml", "x", "stale", "y"))}},
+		{name: "find behind a Replace template, a declared set: still only rendered keys land",
+			es: withES(func(e *model.ExternalSecret) {
+				e.DataFrom, e.DataFromFind = 1, 1
+				e.HasTemplate, e.TemplateKeys = true, []string{"config.yaml"}
+				e.ExpectedKeys = []string{"config.yaml"}
+			}),
+			secrets: []*model.Secret{esoOwned(target("config.yaml", "x", "rendered-too", "y"))}},
+		{name: "find behind a templateFrom literal (Replace): the find's keys are template inputs, not judged",
+			es: withES(func(e *model.ExternalSecret) {
+				e.DataFrom, e.DataFromFind = 1, 1
+				e.HasTemplate, e.TemplateRendersData, e.TemplateOpen = true, true, model.TemplateOpenLiteral
+				e.ExpectedKeys = []string{"DSN"}
+			}),
+			secrets: []*model.Secret{esoOwned(target("DSN", "x", "CACHE_URL", "y"))}},
+		{name: "find behind a Merge template: the find's keys land, judged",
+			es: withES(func(e *model.ExternalSecret) {
+				e.DataFrom, e.DataFromFind = 1, 1
+				e.HasTemplate, e.TemplateKeys, e.TemplateMergePolicy = true, []string{"config.yaml"}, "Merge"
+				e.ExpectedKeys = []string{"config.yaml"}
+			}),
+			secrets: []*model.Secret{esoOwned(target("config.yaml", "x", "FOUND", "y"))},
+			want:    []string{UnsafeUnexpectedKeys}},
 		{name: "without Secrets only the spec rules run",
 			es: withES(func(e *model.ExternalSecret) {
 				e.CreationPolicy, e.DeletionPolicy = "Merge", "Delete"
