@@ -1,6 +1,6 @@
 package detect
 
-// The GitOps sources of desired state (Argo CD today): which Secrets and
+// The GitOps sources of desired state (Argo CD and Flux): which Secrets and
 // ExternalSecrets a GitOps tool's revision declares, and whether the tool
 // claims to have delivered that revision. Only a delivered revision is
 // evidence (expectations, the desired lists of last_applied,
@@ -20,7 +20,8 @@ const (
 	// Argo CD: the last sync operation Succeeded at that revision and its
 	// syncResult lists the object as Synced, or the object's own status in
 	// status.resources is Synced at that revision (ApplyOutOfSyncOnly skips
-	// objects already in sync).
+	// objects already in sync). For Flux: the Kustomization claims the build
+	// (FluxClaims) and its inventory lists the object (fluxGitOpsDesired).
 	Delivered Delivery = "delivered"
 	// Pending: that revision is the one the tool compares now and it has not
 	// applied it to the object: a manual sync not yet run, a sync window,
@@ -33,7 +34,7 @@ const (
 )
 
 // SyncObject is the GitOps object that delivers desired state: an Argo CD
-// Application.
+// Application or a Flux Kustomization.
 type SyncObject struct {
 	Kind      string
 	Namespace string
