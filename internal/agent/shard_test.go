@@ -1,11 +1,7 @@
 package agent_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,24 +22,14 @@ import (
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/internal/demo"
+	"github.com/driftwatch/driftwatch/internal/helmpayload"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 // shardHelmRelease is a Helm v3 release Secret (base64 of gzip of the release
 // JSON) whose rendered manifest is manifest.
 func shardHelmRelease(ns, release, manifest string) *corev1.Secret {
-	body, _ := json.Marshal(map[string]any{"name": release, "namespace": ns, "version": 1,
-		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sh.helm.release.v1." + release + ".v1",
-			Labels: map[string]string{"owner": "helm", "name": release, "status": "deployed", "version": "1"}},
-		Type: "helm.sh/release.v1",
-		Data: map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))},
-	}
+	return helmpayload.Release{Name: release, Namespace: ns, Version: 1, Manifest: manifest}.Secret()
 }
 
 func clusterStore(name string, provider map[string]any, ready string) *unstructured.Unstructured {

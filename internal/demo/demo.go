@@ -4,11 +4,7 @@
 package demo
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"log/slog"
 	"strconv"
 	"time"
@@ -24,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/driftwatch/driftwatch/internal/agent"
+	"github.com/driftwatch/driftwatch/internal/helmpayload"
 )
 
 // Demo is a simulated cluster.
@@ -175,15 +172,10 @@ func store(kind, ns, name string, provider map[string]any, ready, reason string)
 
 // helmRelease builds a Helm v3 release Secret whose rendered manifest is manifest.
 func helmRelease(ns, release string, revision int, status, manifest string) *corev1.Secret {
-	body, _ := json.Marshal(map[string]any{"name": release, "namespace": ns, "version": revision,
-		"info": map[string]any{"status": status}, "manifest": manifest})
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	s := &corev1.Secret{ObjectMeta: meta(ns, "sh.helm.release.v1."+release+".v"+itoa(revision)), Type: "helm.sh/release.v1",
-		Data: map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))}}
-	s.Labels = map[string]string{"owner": "helm", "name": release, "status": status, "version": itoa(revision)}
+	s := helmpayload.Release{Name: release, Namespace: ns, Version: revision, Status: status, Manifest: manifest}.Secret()
+	labels := s.Labels
+	s.ObjectMeta = meta(ns, s.Name) // the demo's UIDs
+	s.Labels = labels
 	return s
 }
 

@@ -1,11 +1,7 @@
 package kube
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"reflect"
@@ -20,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/driftwatch/driftwatch/internal/helmpayload"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/transform"
 )
@@ -219,13 +216,7 @@ stringData: {C: "3"}
 // helmPayloadIn is a release payload of namespace ns (Helm writes the release's
 // namespace into it: manifests without one are rendered there).
 func helmPayloadIn(ns, manifest string) []byte {
-	body, _ := json.Marshal(map[string]any{"name": "rel", "namespace": ns, "version": 3,
-		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
+	return helmpayload.Release{Name: "rel", Namespace: ns, Version: 3, Manifest: manifest}.Payload()
 }
 
 // With ScopedWatches a shard watches Secrets (and the other namespaced

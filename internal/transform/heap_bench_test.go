@@ -1,9 +1,6 @@
 package transform
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -21,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/driftwatch/driftwatch/internal/helmpayload"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -369,7 +367,7 @@ func buildWire(b *testing.B, sz heapSizes) *wireObjects {
 
 // benchHelmPayload encodes a release with a Secret and an ExternalSecret in its
 // manifest as Helm v3 does: base64(gzip(JSON)).
-func benchHelmPayload(b *testing.B, name, ns string) []byte {
+func benchHelmPayload(_ *testing.B, name, ns string) []byte {
 	manifest := fmt.Sprintf(`---
 # Source: app/templates/secret.yaml
 apiVersion: v1
@@ -395,16 +393,6 @@ spec:
   - {secretKey: API_TOKEN, remoteRef: {key: prod/%[1]s/api-token}}
   - {secretKey: SIGNING_KEY, remoteRef: {key: prod/%[1]s/signing-key}}
 `, name)
-	rel, err := json.Marshal(map[string]any{"name": name, "namespace": ns, "version": 3,
-		"info":     map[string]any{"status": "deployed"},
-		"chart":    map[string]any{"metadata": map[string]any{"name": "app", "version": "1.4.2"}},
-		"manifest": manifest})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, _ = zw.Write(rel)
-	_ = zw.Close()
-	return []byte(base64.StdEncoding.EncodeToString(buf.Bytes()))
+	return helmpayload.Release{Name: name, Namespace: ns, Version: 3, Manifest: manifest,
+		Chart: map[string]any{"metadata": map[string]any{"name": "app", "version": "1.4.2"}}}.Payload()
 }

@@ -1,8 +1,6 @@
 package transform
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/helmpayload"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -447,13 +446,7 @@ func TestWorkloadOf(t *testing.T) {
 // helmPayloadIn is a release payload of namespace ns (Helm writes the release's
 // namespace into it: manifests without one are rendered there).
 func helmPayloadIn(ns, manifest string) []byte {
-	body, _ := json.Marshal(map[string]any{"name": "rel", "namespace": ns, "version": 3,
-		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
+	return helmpayload.Release{Name: "rel", Namespace: ns, Version: 3, Manifest: manifest}.Payload()
 }
 
 // A Kustomization keeps driftwatch.io/ignore (and the skip selectors), and no

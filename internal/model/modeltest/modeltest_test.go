@@ -7,10 +7,6 @@ package modeltest_test
 // creationPolicy and deletionPolicy) and comparing the whole records.
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -20,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/driftwatch/driftwatch/internal/helmpayload"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 	"github.com/driftwatch/driftwatch/internal/transform"
@@ -163,14 +160,8 @@ func TestHelmReleaseIsTheTransform(t *testing.T) {
 	manifest := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: cHc=\nstringData:\n  token: t\n" +
 		"---\napiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: api\nspec:\n  target:\n    name: api-creds\n" +
 		"  data:\n  - secretKey: KEY\n    remoteRef:\n      key: k\n"
-	body, _ := json.Marshal(map[string]any{"name": "shop", "namespace": "shop", "version": 3,
-		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	in := &corev1.Secret{ObjectMeta: meta("shop", "sh.helm.release.v1.shop.v3"), Type: transform.HelmReleaseType,
-		Data: map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))}}
+	in := helmpayload.Release{Name: "shop", Namespace: "shop", Version: 3, Manifest: manifest}.Secret()
+	in.ObjectMeta = meta("shop", "sh.helm.release.v1.shop.v3")
 	in.Labels = map[string]string{"owner": "helm", "name": "shop", "status": "deployed", "version": "3"}
 	out, err := transformer().HelmRelease(in)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/internal/demo"
+	"github.com/driftwatch/driftwatch/internal/helmpayload"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -280,17 +281,8 @@ func (o *outputs) runCmd(name, bin string, args ...string) int {
 	return code
 }
 
-func helmReleasePayload(t *testing.T, release, ns string, version int, manifest string) []byte {
-	body, err := json.Marshal(map[string]any{"name": release, "namespace": ns, "version": version,
-		"info": map[string]any{"status": "deployed"}, "manifest": manifest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	return []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
+func helmReleasePayload(_ *testing.T, release, ns string, version int, manifest string) []byte {
+	return helmpayload.Release{Name: release, Namespace: ns, Version: version, Manifest: manifest}.Payload()
 }
 
 func secretObj(name string, data map[string][]byte) *corev1.Secret {
