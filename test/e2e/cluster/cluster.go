@@ -298,16 +298,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	peer := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
 	c.etcd = &process{
 		name: "etcd", path: bins[EtcdBin], logPath: filepath.Join(c.LogDir, "etcd.log"),
-		args: []string{
-			"--name=e2e",
-			"--data-dir=" + filepath.Join(dir, "etcd"),
-			"--listen-client-urls=" + c.EtcdURL,
-			"--advertise-client-urls=" + c.EtcdURL,
-			"--listen-peer-urls=" + peer,
-			"--initial-advertise-peer-urls=" + peer,
-			"--initial-cluster=e2e=" + peer,
-			"--unsafe-no-fsync",
-		},
+		args: etcdArgs("e2e", filepath.Join(dir, "etcd"), c.EtcdURL, peer),
 	}
 	if err := c.StartEtcd(); err != nil {
 		return c, err
@@ -322,25 +313,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	c.apiserver = &process{
 		name: "kube-apiserver", path: bins[APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
-		args: []string{
-			"--etcd-servers=" + c.EtcdURL,
-			"--bind-address=127.0.0.1",
-			"--advertise-address=127.0.0.1",
-			fmt.Sprintf("--secure-port=%d", apiPort),
-			"--cert-dir=" + filepath.Join(dir, "apiserver"),
-			"--tls-cert-file=" + filepath.Join(pki, "apiserver.crt"),
-			"--tls-private-key-file=" + filepath.Join(pki, "apiserver.key"),
-			"--client-ca-file=" + filepath.Join(pki, "ca.crt"),
-			"--service-account-key-file=" + saPub,
-			"--service-account-signing-key-file=" + saKey,
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-cluster-ip-range=" + ServiceCIDR,
-			"--authorization-mode=" + authzModes,
-			"--endpoint-reconciler-type=none",
-			"--allow-privileged=true",
-			// Without it a SIGTERM waits for open watches until the request timeout.
-			"--shutdown-watch-termination-grace-period=2s",
-		},
+		args: append(apiserverArgs(c.EtcdURL, apiPort, dir, pki, saKey, saPub,
+			"https://kubernetes.default.svc.cluster.local", ServiceCIDR, authzModes), "--allow-privileged=true"),
 	}
 	if err := c.StartAPIServer(); err != nil {
 		return c, err
@@ -436,6 +410,45 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		time.Since(t0).Round(time.Millisecond), tEtcd.Sub(t0).Round(time.Millisecond), tAPI.Sub(tEtcd).Round(time.Millisecond),
 		tCRD.Sub(tAPI).Round(time.Millisecond), time.Since(tCRD).Round(time.Millisecond), dir)
 	return c, nil
+}
+
+// etcdArgs are the flags of a one-member etcd named name (fsync off: test
+// data).
+func etcdArgs(name, dataDir, clientURL, peerURL string) []string {
+	return []string{
+		"--name=" + name,
+		"--data-dir=" + dataDir,
+		"--listen-client-urls=" + clientURL,
+		"--advertise-client-urls=" + clientURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=" + name + "=" + peerURL,
+		"--unsafe-no-fsync",
+	}
+}
+
+// apiserverArgs are the flags of a kube-apiserver on 127.0.0.1:port with its
+// certificates in pki (ca.crt, apiserver.crt/.key), its cert-dir under dir,
+// the service-account key pair and issuer given, and no endpoint reconciler.
+func apiserverArgs(etcdURL string, port int, dir, pki, saKey, saPub, issuer, serviceCIDR, authz string) []string {
+	return []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--cert-dir=" + filepath.Join(dir, "apiserver"),
+		"--tls-cert-file=" + filepath.Join(pki, "apiserver.crt"),
+		"--tls-private-key-file=" + filepath.Join(pki, "apiserver.key"),
+		"--client-ca-file=" + filepath.Join(pki, "ca.crt"),
+		"--service-account-key-file=" + saPub,
+		"--service-account-signing-key-file=" + saKey,
+		"--service-account-issuer=" + issuer,
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--authorization-mode=" + authz,
+		"--endpoint-reconciler-type=none",
+		// Without it a SIGTERM waits for open watches until the request timeout.
+		"--shutdown-watch-termination-grace-period=2s",
+	}
 }
 
 func writeKubeconfig(path, server string, caPEM []byte, user string, certPEM, keyPEM []byte) (*rest.Config, error) {

@@ -94,34 +94,10 @@ func (c *Cluster) StartStoreServer(t testing.TB) *StoreServer {
 		t.Fatal(err)
 	}
 
-	s.etcd = c.StartProcess(t, "store-etcd", etcdBin, nil,
-		"--name=store",
-		"--data-dir="+filepath.Join(dir, "etcd"),
-		"--listen-client-urls="+etcdURL,
-		"--advertise-client-urls="+etcdURL,
-		"--listen-peer-urls="+peer,
-		"--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=store="+peer,
-		"--unsafe-no-fsync",
-	)
+	s.etcd = c.StartProcess(t, "store-etcd", etcdBin, nil, etcdArgs("store", filepath.Join(dir, "etcd"), etcdURL, peer)...)
 	s.etcd.WaitHTTP(t, etcdURL+"/health", 2*time.Minute)
 	s.apiserver = c.StartProcess(t, "store-apiserver", apiBin, nil,
-		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", ports[2]),
-		"--cert-dir="+filepath.Join(dir, "apiserver"),
-		"--tls-cert-file="+filepath.Join(pki, "apiserver.crt"),
-		"--tls-private-key-file="+filepath.Join(pki, "apiserver.key"),
-		"--client-ca-file="+filepath.Join(pki, "ca.crt"),
-		"--service-account-key-file="+saPub,
-		"--service-account-signing-key-file="+saKey,
-		"--service-account-issuer=https://store.example",
-		"--service-cluster-ip-range=10.97.0.0/24",
-		"--authorization-mode=RBAC",
-		"--endpoint-reconciler-type=none",
-		"--shutdown-watch-termination-grace-period=2s",
-	)
+		apiserverArgs(etcdURL, ports[2], dir, pki, saKey, saPub, "https://store.example", "10.97.0.0/24", "RBAC")...)
 	s.WaitReady(2 * time.Minute)
 	return s
 }

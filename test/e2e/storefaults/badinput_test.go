@@ -23,9 +23,9 @@ func badInput(f *fixture) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	stores := map[string]string{
-		"no-auth-secret": storeYAML("no-auth-secret", f.store.URL, f.store.CAPEM, `        token:
+		"no-auth-secret": storeYAML("SecretStore", "no-auth-secret", f.store.URL, f.store.CAPEM, `        token:
           bearerToken: {name: missing-token, key: token}`),
-		"bad-ca": storeYAML("bad-ca", f.store.URL, []byte("not a PEM bundle"), tokenAuth),
+		"bad-ca": storeYAML("SecretStore", "bad-ca", f.store.URL, []byte("not a PEM bundle"), tokenAuth),
 		"wrong-shape": fmt.Sprintf(`apiVersion: external-secrets.io/v1
 kind: SecretStore
 metadata: {name: wrong-shape}

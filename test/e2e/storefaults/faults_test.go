@@ -58,8 +58,9 @@ func (f *fixture) storeFailing(start time.Time, from int, fault, store string, n
 	f.t.Logf("fact: %s: Alertmanager: %s %s (%s) after %s: %s", fault, a.Labels["alertname"], a.Status, a.Labels["severity"], time.Since(start).Round(100*time.Millisecond), a.Annotations["summary"])
 }
 
-// targetsKept asserts that the Secrets ESO wrote keep their keys while the
-// store fails (ESO does not touch a target when it cannot read the store).
+// targetsKept asserts that the Secrets ESO wrote hold their keys: at the
+// start, and while the store fails (ESO does not touch a target when it cannot
+// read the store).
 func (f *fixture) targetsKept(phase string) {
 	f.t.Helper()
 	for name, want := range map[string][]string{
@@ -70,7 +71,7 @@ func (f *fixture) targetsKept(phase string) {
 		"cluster-db": {"DB_USER"},
 	} {
 		if got := f.secretKeys(name); !slices.Equal(got, want) {
-			f.t.Errorf("%s: Secret %s has keys %v, want %v (kept while the store fails)", phase, name, got, want)
+			f.t.Errorf("%s: Secret %s has keys %v, want %v", phase, name, got, want)
 		}
 	}
 }
@@ -127,12 +128,7 @@ func (f *fixture) noPageNow(fault string) {
 // alerts named (from notification index from).
 func (f *fixture) recovered(start time.Time, from int, fault string, alerts map[string]map[string]string) {
 	f.t.Helper()
-	for _, es := range allES {
-		poll(f.t, wait, fault+" undone: "+es+" Ready", func() (bool, string) {
-			s := f.es(es)
-			return s.Status == "True", s.String()
-		})
-	}
+	f.allReady(fault + " undone")
 	f.t.Logf("fact: %s undone: ESO: every ExternalSecret Ready again after %s", fault, time.Since(start).Round(100*time.Millisecond))
 	for name, labels := range alerts {
 		// A trailing space lets one alert name appear twice in the map.
