@@ -113,6 +113,8 @@ type nsResult struct {
 	// findings are the typed findings among the metrics (Typed, agent check,
 	// the findings page): bounded by findings.
 	findings []finding.Finding
+	// silenced counts the findings driftwatch.io/ignore kept out.
+	silenced int
 	// text is the metrics in the text exposition format, per family without the
 	// HELP/TYPE header (order: the families in order of first appearance),
 	// encoded at the first WriteText that needs it. The metrics are then dropped:
@@ -164,17 +166,20 @@ type Evaluation struct {
 	Findings []finding.Finding
 	// Failed names, sorted, the detectors that failed (a contained panic).
 	Failed []string
+	// Silenced counts the findings a driftwatch.io/ignore annotation kept out
+	// (the sum of driftwatch_findings_silenced).
+	Silenced int
 	// avail is the availability signature the detectors ran under: an
 	// evaluation made before a resource synced is not reused after.
 	avail string
 }
 
 // remember records an evaluation's findings for Latest (the caller holds mu).
-func (f *Findings) remember(at time.Time, found []finding.Finding, failed []string) *Evaluation {
+func (f *Findings) remember(at time.Time, found []finding.Finding, failed []string, silenced int) *Evaluation {
 	finding.Sort(found)
 	failed = slices.Clone(failed)
 	slices.Sort(failed)
-	ev := &Evaluation{At: at, Findings: found, Failed: failed, avail: f.cachedAvail}
+	ev := &Evaluation{At: at, Findings: found, Failed: failed, Silenced: silenced, avail: f.cachedAvail}
 	f.last.Store(ev)
 	return ev
 }
@@ -270,12 +275,14 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	var reused [][]prometheus.Metric
 	var found []finding.Finding
+	silenced := 0
 	f.byScrape++
 	fresh := f.evaluate(true, func(r *nsResult) {
 		reused = append(reused, r.metrics)
 		found = append(found, r.findings...)
+		silenced += r.silenced
 	})
-	f.remember(fresh.at, append(found, fresh.found...), fresh.failed)
+	f.remember(fresh.at, append(found, fresh.found...), fresh.failed, silenced+fresh.silencedTotal)
 	f.mu.Unlock()
 	for _, ms := range reused {
 		for _, m := range ms {
@@ -293,27 +300,32 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 // consumers). agent check and the findings page read these, never the metric
 // text.
 func (f *Findings) Typed() []finding.Finding {
-	out, _ := f.Run()
-	return out
+	return f.Run().Findings
 }
 
-// Run is Typed that also names, sorted, the detectors that failed during
-// this evaluation (a contained panic): their findings are missing, so a
-// result built from the others is incomplete. agent check and agent lint exit
-// 2 on one; /api/v1/findings and the page name them.
-func (f *Findings) Run() (findings []finding.Finding, failed []string) {
+// Run evaluates like a scrape and returns the evaluation: the typed findings
+// (as Typed), the detectors that failed, sorted (a contained panic: their
+// findings are missing, so a result built from the others is incomplete;
+// agent check and agent lint exit 2 on one, /api/v1/findings and the page
+// name them), and how many findings driftwatch.io/ignore kept out.
+func (f *Findings) Run() Evaluation {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ev := f.runLocked()
-	return slices.Clone(ev.Findings), slices.Clone(ev.Failed)
+	ev := *f.runLocked()
+	ev.Findings, ev.Failed = slices.Clone(ev.Findings), slices.Clone(ev.Failed)
+	return ev
 }
 
 // runLocked evaluates and remembers the findings (the caller holds mu).
 func (f *Findings) runLocked() *Evaluation {
 	var out []finding.Finding
+	silenced := 0
 	f.byRequest++
-	e := f.evaluate(false, func(r *nsResult) { out = append(out, r.findings...) })
-	return f.remember(e.at, append(out, e.found...), e.failed)
+	e := f.evaluate(false, func(r *nsResult) {
+		out = append(out, r.findings...)
+		silenced += r.silenced
+	})
+	return f.remember(e.at, append(out, e.found...), e.failed, silenced+e.silencedTotal)
 }
 
 // evaluate runs the detectors (the caller holds f.mu). It hands each
@@ -402,7 +414,8 @@ func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail 
 				allOK = false // not cached: evaluated again next scrape
 				continue
 			}
-			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), findings: slices.Clip(sub.found), recheck: recheck}
+			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), findings: slices.Clip(sub.found), recheck: recheck,
+				silenced: sub.silencedTotal}
 		}
 		next[ns] = r
 		if r.series > 0 {
@@ -432,8 +445,10 @@ type emitter struct {
 	view     model.View
 	detector string
 	// silenced counts, per namespace, the findings an ignore annotation
-	// dropped (and the detector reported through silence).
-	silenced map[string]int
+	// dropped (and the detector reported through silence); silencedTotal
+	// sums what flushSilenced exported.
+	silenced      map[string]int
+	silencedTotal int
 	// found are the typed findings among the series emitted.
 	found []finding.Finding
 	// failed names the detectors that failed, and at is the evaluation's
@@ -472,6 +487,7 @@ func (e *emitter) flushSilenced() {
 	slices.Sort(nss)
 	for _, ns := range nss {
 		e.buf = append(e.buf, prometheus.MustNewConstMetric(descSilenced, prometheus.GaugeValue, float64(e.silenced[ns]), e.detector, ns))
+		e.silencedTotal += e.silenced[ns]
 	}
 	e.silenced = nil
 }

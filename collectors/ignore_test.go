@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,21 @@ driftwatch_secret_missing_key{key="c",namespace="app",optional="false",secret="l
 	if err := testutil.CollectAndCompare(f, strings.NewReader(want), "driftwatch_findings_silenced", "driftwatch_secret_missing_key",
 		"driftwatch_secret_absent"); err != nil {
 		t.Fatal(err)
+	}
+	// Run says the same count (agent lint reads it there), from a fresh
+	// evaluation and from the cached per-namespace results alike; so does the
+	// evaluation a scrape leaves for the page (Latest).
+	if got := f.Run().Silenced; got != 4 {
+		t.Errorf("Run().Silenced = %d, want 4 (the sum of driftwatch_findings_silenced)", got)
+	}
+	if got := f.Run().Silenced; got != 4 {
+		t.Errorf("Run().Silenced from cached namespaces = %d, want 4", got)
+	}
+	if err := f.WriteText(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Latest(time.Hour).Silenced; got != 4 {
+		t.Errorf("the scrape's evaluation says %d silenced, want 4", got)
 	}
 	// The namespace's annotation goes: its findings come back (the cached
 	// namespace result is not reused).
@@ -107,7 +123,8 @@ func TestDetectorPanicContained(t *testing.T) {
 		if n := f.panics["boom"]; n == 0 {
 			t.Errorf("perNamespace=%v: failures not counted", perNS)
 		}
-		if fs, failed := f.Run(); !slices.Equal(failed, []string{"boom"}) || len(fs) == 0 {
+		if ev := f.Run(); !slices.Equal(ev.Failed, []string{"boom"}) || len(ev.Findings) == 0 {
+			fs, failed := ev.Findings, ev.Failed
 			t.Errorf("perNamespace=%v: Run names failed detectors %v (want boom) with %d findings of the others", perNS, failed, len(fs))
 		}
 		f.detectors = f.detectors[:len(f.detectors)-1]
@@ -122,11 +139,11 @@ func TestBeforeDetectorFailureIsNamed(t *testing.T) {
 				panic("injected")
 			}
 		}})
-	if _, failed := f.Run(); !slices.Equal(failed, []string{"compare"}) {
+	if failed := f.Run().Failed; !slices.Equal(failed, []string{"compare"}) {
 		t.Errorf("failed %v, want [compare]", failed)
 	}
 	f.cfg.BeforeDetector = nil
-	if _, failed := f.Run(); len(failed) != 0 {
+	if failed := f.Run().Failed; len(failed) != 0 {
 		t.Errorf("failed %v once the fault is gone", failed)
 	}
 }

@@ -25,9 +25,10 @@ func TestStoreReadFailingEvidence(t *testing.T) {
 		mt.SecretStore("app", "remote", mt.StoreReady("True", "ValidationUnknown")),
 	)
 	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
-	fs, failedDetectors := c.Run()
-	if len(failedDetectors) > 0 {
-		t.Fatal(failedDetectors)
+	ev := c.Run()
+	fs := ev.Findings
+	if len(ev.Failed) > 0 {
+		t.Fatal(ev.Failed)
 	}
 	var store, notReady string
 	for _, f := range fs {

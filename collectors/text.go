@@ -51,9 +51,11 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	}
 	var encErr error
 	var found []finding.Finding
+	silenced := 0
 	f.byScrape++
 	fresh := f.evaluate(false, func(r *nsResult) {
 		found = append(found, r.findings...)
+		silenced += r.silenced
 		if r.text == nil {
 			t, err := f.encode(r.metrics)
 			if err != nil {
@@ -69,7 +71,7 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	if encErr != nil {
 		return nil, encErr
 	}
-	f.remember(fresh.at, append(found, fresh.found...), fresh.failed)
+	f.remember(fresh.at, append(found, fresh.found...), fresh.failed, silenced+fresh.silencedTotal)
 	t, err := f.encode(fresh.buf)
 	if err != nil {
 		return nil, err

@@ -240,8 +240,8 @@ func CheckWith(args []string, stdout, stderr io.Writer, connect Connect) int {
 		case <-tick.C:
 		}
 	}
-	typed, failedDetectors := a.Findings.Run()
-	r := report.Build(typed, failedDetectors, a.Findings.Skipped(), a.Manager.States(), threshold, nil)
+	ev := a.Findings.Run()
+	r := report.Build(ev.Findings, ev.Failed, a.Findings.Skipped(), a.Manager.States(), threshold, nil)
 	failed := r.Failed()
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/finding"
@@ -38,47 +36,24 @@ type series struct {
 // detectorSeries runs every registered detector over the model exactly as the
 // exporter's scrape does (driftwatch.io/ignore included) and returns its typed
 // findings (collectors.Findings.Typed: the families that restate another are
-// left out) and the number of findings an ignore annotation silenced (read from
-// driftwatch_findings_silenced; the per-namespace results are reused, so this
-// second pass reruns only the cluster-wide detectors), and the detectors
-// that failed (a contained panic: their findings are missing).
-func detectorSeries(store *model.Store, before func(string)) ([]series, int, []string, error) {
+// left out), the number of findings an ignore annotation silenced (the
+// evaluation's Silenced: what driftwatch_findings_silenced sums), and the
+// detectors that failed (a contained panic: their findings are missing).
+func detectorSeries(store *model.Store, before func(string)) ([]series, int, []string) {
 	fs := collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now, BeforeDetector: before})
 	var out []series
-	typed, failed := fs.Run()
-	for _, f := range typed {
+	ev := fs.Run()
+	for _, f := range ev.Findings {
 		if f.Value == 0 {
 			continue
 		}
 		out = append(out, series{family: f.Family, labels: f.Labels, evidence: f.Evidence})
 	}
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(fs); err != nil {
-		return nil, 0, nil, err
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	silenced := 0
-	for _, mf := range mfs {
-		if mf.GetName() != "driftwatch_findings_silenced" {
-			continue
-		}
-		for _, m := range mf.Metric {
-			silenced += int(m.GetGauge().GetValue())
-		}
-	}
-	return out, silenced, failed, nil
+	return out, ev.Silenced, ev.Failed
 }
 
 func (e *evaluation) judge() {
-	ser, silenced, failed, err := detectorSeries(e.store, e.opts.beforeDetector)
-	if err != nil {
-		// The registry rejects inconsistent metrics: a driftwatch bug, not input.
-		e.report.Problems = append(e.report.Problems, Problem{File: "-", Message: "internal error running the detectors: " + err.Error()})
-		return
-	}
+	ser, silenced, failed := detectorSeries(e.store, e.opts.beforeDetector)
 	for _, d := range failed {
 		// A driftwatch bug, contained: the other detectors' findings are
 		// reported, and the run is an error (exit 2), not a pass.

@@ -360,3 +360,35 @@ data: {token: "%%%"}
 		})
 	}
 }
+
+// A detector's finding kept out by driftwatch.io/ignore is counted in the
+// report (the evaluation's Silenced, what driftwatch_findings_silenced sums).
+func TestSilencedDetectorFindingIsCounted(t *testing.T) {
+	const src = `apiVersion: external-secrets.io/v1
+kind: SecretStore
+metadata: {name: aws, namespace: shop}
+spec:
+  provider:
+    aws:
+      service: SecretsManager
+      region: eu-west-1
+      auth:
+        jwt:
+          serviceAccountRef: {name: eso-reader}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: eso-reader
+  namespace: shop
+  annotations: {driftwatch.io/ignore: workload_identity}
+`
+	r := lintString(t, src, Options{})
+	if g := got(r); len(g) != 0 || r.Silenced != 1 {
+		t.Fatalf("findings %v, silenced %d; want none and 1", g, r.Silenced)
+	}
+	r = lintString(t, strings.Replace(src, "  annotations: {driftwatch.io/ignore: workload_identity}\n", "", 1), Options{})
+	if g := got(r); len(g) != 1 || r.Silenced != 0 {
+		t.Fatalf("without the annotation: findings %v, silenced %d; want one and 0", g, r.Silenced)
+	}
+}
