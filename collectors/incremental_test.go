@@ -187,9 +187,9 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 					mt.HelmSecret(into, fmt.Sprintf("s%d", r.IntN(5)), fmt.Sprintf("k%d", r.IntN(5)))))
 			case 10:
 				s.UpsertApp(mt.App("argocd", "app", func(a *model.ArgoApp) { a.Deleting = r.IntN(3) == 0 }))
-				s.SetArgoDesired(model.Ref{Namespace: "argocd", Name: "app"}, []model.DesiredObject{{Kind: "Secret",
+				s.SetArgoDesired(model.Ref{Namespace: "argocd", Name: "app"}, []model.Declared{{Kind: "Secret",
 					Namespace: append(namespaces, "argo-only")[r.IntN(len(namespaces)+1)], Name: fmt.Sprintf("s%d", r.IntN(5)),
-					DataKeys: []string{fmt.Sprintf("k%d", r.IntN(5))}}})
+					Keys: []string{fmt.Sprintf("k%d", r.IntN(5))}}})
 			case 12: // a namespace's driftwatch.io/ignore comes and goes
 				n := mt.Namespace(ns)
 				if v := []string{"", "missing_keys", "all", "stale_pods,adoption"}[r.IntN(4)]; v != "" {

@@ -216,8 +216,8 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 				if ns == "" {
 					ns = h.Namespace
 				}
-				d := model.DesiredObject{Kind: x.Kind, Namespace: ns, Name: x.Name, DataKeys: x.Keys, ES: x.ES}
-				t, ok := DesiredTarget(v, &d)
+				x.Namespace = ns
+				t, ok := DesiredTarget(v, &x)
 				if !ok {
 					continue // creationPolicy None, or emptied on purpose: as for a live ExternalSecret
 				}

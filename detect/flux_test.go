@@ -19,7 +19,7 @@ func fluxStore(t *testing.T, ks *model.FluxKustomization, src *model.FluxSource,
 	return mt.NewStore(t, append([]any{ks, src, build}, live...)...)
 }
 
-func withAnn(o model.FluxDesiredObject, kv ...string) model.FluxDesiredObject {
+func withAnn(o model.Declared, kv ...string) model.Declared {
 	o.Annotations = map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		o.Annotations[kv[i]] = kv[i+1]
@@ -102,7 +102,7 @@ func TestFluxClaimsAndLookAlikes(t *testing.T) {
 
 func TestFluxNeverUpdated(t *testing.T) {
 	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
-	inp := func(o model.FluxDesiredObject) model.FluxDesiredObject {
+	inp := func(o model.Declared) model.Declared {
 		return withAnn(o, flux.AnnotationSSA, flux.SSAIfNotPresent)
 	}
 	cases := []struct {
@@ -130,7 +130,7 @@ func TestFluxNeverUpdated(t *testing.T) {
 		// fluxcd/pkg/ssa matches its selectors on labels too, values
 		// case-insensitively (utils.AnyInMetadata).
 		{name: "IfNotPresent as a label in Git, value in another case",
-			build: mt.Build(fluxNS, "apps", func() model.FluxDesiredObject {
+			build: mt.Build(fluxNS, "apps", func() model.Declared {
 				o := mt.FluxSecret(appNS, "db", "A", "B")
 				o.Labels = map[string]string{flux.AnnotationSSA: "ifnotpresent"}
 				return o
@@ -148,7 +148,7 @@ func TestFluxNeverUpdated(t *testing.T) {
 			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
 			live:  []any{mt.Secret(appNS, "db", "A")}},
 		{name: "undetermined (patched): quiet",
-			build: mt.Build(fluxNS, "apps", func() model.FluxDesiredObject {
+			build: mt.Build(fluxNS, "apps", func() model.Declared {
 				o := inp(mt.FluxSecret(appNS, "db", "A", "B"))
 				o.Undetermined = "a patch"
 				return o

@@ -132,9 +132,9 @@ func dedupe(s []string) []string {
 // version, kind, name and namespace; label and annotation selectors), on the
 // object as the build declares it. An invalid selector matches nothing
 // (kustomize-controller fails the reconcile on it).
-func fluxSelector(r model.FluxIgnoreRule) func(model.FluxDesiredObject) bool {
+func fluxSelector(r model.FluxIgnoreRule) func(model.Declared) bool {
 	if !r.HasTarget {
-		return func(model.FluxDesiredObject) bool { return true }
+		return func(model.Declared) bool { return true }
 	}
 	re := func(p string) (func(string) bool, bool) {
 		if p == "" {
@@ -154,10 +154,10 @@ func fluxSelector(r model.FluxIgnoreRule) func(model.FluxDesiredObject) bool {
 	ls, err1 := labels.Parse(r.LabelSelector)
 	as, err2 := labels.Parse(r.AnnotationSelector)
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || err1 != nil || err2 != nil {
-		return func(model.FluxDesiredObject) bool { return false }
+		return func(model.Declared) bool { return false }
 	}
 	_ = version // the build keeps no API version: a version pattern is taken to match
-	return func(o model.FluxDesiredObject) bool {
+	return func(o model.Declared) bool {
 		return group(o.Group) && kind(o.Kind) && name(o.Name) && ns(o.Namespace) &&
 			ls.Matches(labels.Set(o.Labels)) && as.Matches(labels.Set(o.Annotations))
 	}

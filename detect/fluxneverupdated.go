@@ -63,7 +63,7 @@ func FluxNeverUpdatedObjects(v model.View) []FluxNeverUpdated {
 // liveMeta returns the live object's labels and annotations (the transforms
 // keep kustomize-controller's skip keys of both) and false for the desired
 // side: on the live object only ssa: Ignore and reconcile: disabled count.
-func liveMeta(v model.View, o model.FluxDesiredObject) (labels, annotations map[string]string, desired bool) {
+func liveMeta(v model.View, o model.Declared) (labels, annotations map[string]string, desired bool) {
 	switch o.Kind {
 	case "Secret":
 		if s, ok := v.Secret(o.Namespace, o.Name); ok {

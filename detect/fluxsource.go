@@ -53,8 +53,8 @@ func fluxClaim(v model.View, k *model.FluxKustomization) (*model.FluxDesired, bo
 // fluxManaged: the determined objects of a claimed build that the
 // Kustomization's inventory lists (what Flux applied or skipped at that
 // revision).
-func fluxManaged(a FluxApplied) []model.FluxDesiredObject {
-	var out []model.FluxDesiredObject
+func fluxManaged(a FluxApplied) []model.Declared {
+	var out []model.Declared
 	for _, o := range a.Desired.Objects {
 		if o.Undetermined == "" && a.KS.Manages(o.Group, o.Kind, o.Namespace, o.Name) {
 			out = append(out, o)
@@ -97,9 +97,7 @@ func fluxGitOpsDesired(v model.View) []Desired {
 			if del == Unjudged {
 				continue
 			}
-			out = append(out, Desired{Source: SourceFlux, Sync: sync, Delivery: del,
-				Object: model.DesiredObject{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
-					Revision: d.Revision, DataKeys: o.DataKeys, ES: o.ES}})
+			out = append(out, Desired{Source: SourceFlux, Sync: sync, Delivery: del, Object: o})
 		}
 	}
 	return out
@@ -109,14 +107,14 @@ func fluxGitOpsDesired(v model.View) []Desired {
 // that the live object lacks: a Secret's key names, an ExternalSecret's
 // spec.data secretKeys. absent says the live object does not exist (every
 // entry is missing; an object without entries counts one).
-func FluxMissingEntries(v model.View, o model.FluxDesiredObject) (missing []string, absent bool) {
+func FluxMissingEntries(v model.View, o model.Declared) (missing []string, absent bool) {
 	switch o.Kind {
 	case "Secret":
 		s, ok := v.Secret(o.Namespace, o.Name)
 		if !ok {
-			return append([]string(nil), o.DataKeys...), true
+			return append([]string(nil), o.Keys...), true
 		}
-		for _, key := range o.DataKeys {
+		for _, key := range o.Keys {
 			if !s.Keys.Has(key) {
 				missing = append(missing, key)
 			}

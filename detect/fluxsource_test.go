@@ -24,19 +24,19 @@ func TestFluxMissingEntries(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		o       model.FluxDesiredObject
+		o       model.Declared
 		missing []string
 		absent  bool
 	}{
-		{"Secret with every declared key", model.FluxDesiredObject{Kind: "Secret", Namespace: ns, Name: "creds", DataKeys: []string{"PASS", "USER"}}, nil, false},
-		{"Secret without one declared key", model.FluxDesiredObject{Kind: "Secret", Namespace: ns, Name: "creds", DataKeys: []string{"PASS", "TOKEN", "USER"}}, []string{"TOKEN"}, false},
-		{"Secret absent: every key missing", model.FluxDesiredObject{Kind: "Secret", Namespace: ns, Name: "gone", DataKeys: []string{"X", "Y"}}, []string{"X", "Y"}, true},
-		{"ExternalSecret with every spec.data entry (template keys not judged)", model.FluxDesiredObject{Kind: "ExternalSecret", Namespace: ns, Name: "es", ES: es("A", "B")}, nil, false},
-		{"ExternalSecret without one spec.data entry", model.FluxDesiredObject{Kind: "ExternalSecret", Namespace: ns, Name: "es", ES: es("A", "B", "C")}, []string{"C"}, false},
-		{"ExternalSecret entry without a secretKey is skipped", model.FluxDesiredObject{Kind: "ExternalSecret", Namespace: ns, Name: "es", ES: es("A", "")}, nil, false},
-		{"ExternalSecret absent", model.FluxDesiredObject{Kind: "ExternalSecret", Namespace: ns, Name: "none", ES: es("A")}, []string{"A"}, true},
-		{"ExternalSecret object the build could not read (no ES)", model.FluxDesiredObject{Kind: "ExternalSecret", Namespace: ns, Name: "es"}, nil, false},
-		{"another kind", model.FluxDesiredObject{Kind: "ConfigMap", Namespace: ns, Name: "creds"}, nil, false},
+		{"Secret with every declared key", model.Declared{Kind: "Secret", Namespace: ns, Name: "creds", Keys: []string{"PASS", "USER"}}, nil, false},
+		{"Secret without one declared key", model.Declared{Kind: "Secret", Namespace: ns, Name: "creds", Keys: []string{"PASS", "TOKEN", "USER"}}, []string{"TOKEN"}, false},
+		{"Secret absent: every key missing", model.Declared{Kind: "Secret", Namespace: ns, Name: "gone", Keys: []string{"X", "Y"}}, []string{"X", "Y"}, true},
+		{"ExternalSecret with every spec.data entry (template keys not judged)", model.Declared{Kind: "ExternalSecret", Namespace: ns, Name: "es", ES: es("A", "B")}, nil, false},
+		{"ExternalSecret without one spec.data entry", model.Declared{Kind: "ExternalSecret", Namespace: ns, Name: "es", ES: es("A", "B", "C")}, []string{"C"}, false},
+		{"ExternalSecret entry without a secretKey is skipped", model.Declared{Kind: "ExternalSecret", Namespace: ns, Name: "es", ES: es("A", "")}, nil, false},
+		{"ExternalSecret absent", model.Declared{Kind: "ExternalSecret", Namespace: ns, Name: "none", ES: es("A")}, []string{"A"}, true},
+		{"ExternalSecret object the build could not read (no ES)", model.Declared{Kind: "ExternalSecret", Namespace: ns, Name: "es"}, nil, false},
+		{"another kind", model.Declared{Kind: "ConfigMap", Namespace: ns, Name: "creds"}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var missing []string

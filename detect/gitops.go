@@ -45,7 +45,7 @@ type SyncObject struct {
 type Desired struct {
 	Source Source
 	Sync   SyncObject
-	Object model.DesiredObject
+	Object model.Declared
 	// Delivery of Object.Revision.
 	Delivery Delivery
 }
@@ -56,12 +56,12 @@ type Desired struct {
 func GitOpsDesired(v model.View) []Desired {
 	var out []Desired
 	for _, d := range v.ArgoDesiredAll() {
-		app, ok := v.App(d.App.Namespace, d.App.Name)
+		app, ok := v.App(d.Source.Namespace, d.Source.Name)
 		var del Delivery
 		if ok {
 			del = argoDelivery(app, &d)
 		}
-		out = append(out, Desired{Source: SourceArgoCD, Sync: SyncObject{Kind: "Application", Namespace: d.App.Namespace, Name: d.App.Name},
+		out = append(out, Desired{Source: SourceArgoCD, Sync: SyncObject{Kind: d.Source.Kind, Namespace: d.Source.Namespace, Name: d.Source.Name},
 			Object: d, Delivery: del})
 	}
 	return append(out, fluxGitOpsDesired(v)...)
@@ -71,7 +71,7 @@ func GitOpsDesired(v model.View) []Desired {
 // An Application being deleted expects nothing: Argo CD's resources finalizer
 // deletes what it manages first (controller/appcontroller.go
 // finalizeApplicationDeletion, v3.2.9).
-func argoDelivery(app *model.ArgoApp, d *model.DesiredObject) Delivery {
+func argoDelivery(app *model.ArgoApp, d *model.Declared) Delivery {
 	if app.Deleting || app.DecodeErr != "" || d.Revision == "" {
 		return Unjudged
 	}
@@ -98,10 +98,10 @@ type Target struct {
 // DesiredTarget returns what desired object d expects of a Secret, and false
 // when it expects nothing (an ExternalSecret ESO does not write, or whose
 // target ESO left without its keys on purpose: esExpects).
-func DesiredTarget(v model.View, d *model.DesiredObject) (Target, bool) {
+func DesiredTarget(v model.View, d *model.Declared) (Target, bool) {
 	switch {
 	case d.Kind == "Secret":
-		return Target{Namespace: d.Namespace, Secret: d.Name, Keys: d.DataKeys}, true
+		return Target{Namespace: d.Namespace, Secret: d.Name, Keys: d.Keys}, true
 	case d.Kind == "ExternalSecret" && d.ES != nil:
 		if !esExpects(v, d.Namespace, d.Name, d.ES) {
 			return Target{}, false

@@ -25,7 +25,7 @@ func TestGitOpsExpectationsOfADeliveredRevision(t *testing.T) {
 	tpl := mt.DesiredES("shop", "tpl", "")
 	tpl.ES.DataKeys = []string{"raw"}
 	tpl.ES.HasTemplate, tpl.ES.TemplateRendersData, tpl.ES.TemplateKeys = true, true, []string{"DSN"}
-	objs := []model.DesiredObject{
+	objs := []model.Declared{
 		mt.DesiredSecret("shop", "db", "password", "user"),
 		mt.DesiredES("shop", "api", "api-creds", "KEY", ""),
 		tpl,
@@ -64,7 +64,7 @@ func TestPendingRevisionIsNoExpectation(t *testing.T) {
 		mt.ES("shop", "api", mt.ESData("OLD")),
 	}
 	s := mt.NewStore(t, live, mt.App("argocd", "shop", mt.AppBehind("r1", "r2", es, sec)),
-		mt.Desired{App: shopApp, Revision: "r2", Objects: []model.DesiredObject{es, sec}})
+		mt.Desired{App: shopApp, Revision: "r2", Objects: []model.Declared{es, sec}})
 	if got := gitopsExps(s); len(got) != 0 {
 		t.Fatalf("a pending revision is expected: %+v", got)
 	}
@@ -95,14 +95,14 @@ func TestPendingRevisionIsNoExpectation(t *testing.T) {
 func TestArgoDelivery(t *testing.T) {
 	obj := mt.DesiredSecret("shop", "db", "k")
 	other := mt.DesiredSecret("shop", "other", "k")
-	at := func(rev string) *model.DesiredObject { o := obj; o.Revision = rev; return &o }
+	at := func(rev string) *model.Declared { o := obj; o.Revision = rev; return &o }
 	resStatus := func(st string) mt.AppOption {
 		return mt.AppResources(model.ArgoResource{Kind: "Secret", Namespace: "shop", Name: "db", Status: st})
 	}
 	for _, tc := range []struct {
 		name string
 		app  *model.ArgoApp
-		d    *model.DesiredObject
+		d    *model.Declared
 		want Delivery
 	}{
 		{"synced at r1", mt.App("argocd", "a", mt.AppDelivered("r1", obj)), at("r1"), Delivered},
@@ -136,10 +136,10 @@ func TestDesiredExternalSecretsFollowTheLiveRules(t *testing.T) {
 	literal.ES.HasTemplate, literal.ES.TemplateRendersData, literal.ES.TemplateOpen = true, true, model.TemplateOpenLiteral
 	none := mt.DesiredES("shop", "none", "", "password")
 	none.ES.CreationPolicy = "None"
-	objs := []model.DesiredObject{literal, none}
+	objs := []model.Declared{literal, none}
 	helm := mt.HelmRelease("shop", "rel", 1, "deployed",
-		model.HelmExpectation{Kind: "ExternalSecret", Namespace: "shop", Name: "lit", ES: literal.ES},
-		model.HelmExpectation{Kind: "ExternalSecret", Namespace: "shop", Name: "none", ES: none.ES})
+		model.Declared{Kind: "ExternalSecret", Namespace: "shop", Name: "lit", ES: literal.ES},
+		model.Declared{Kind: "ExternalSecret", Namespace: "shop", Name: "none", ES: none.ES})
 	s := mt.NewStore(t, mt.Secret("shop", "lit", "rendered"), helm,
 		mt.App("argocd", "shop", mt.AppDelivered(mt.Rev, objs...)), mt.Desired{App: shopApp, Objects: objs})
 	mk := mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
@@ -190,7 +190,7 @@ func TestSyncedEntriesMissing(t *testing.T) {
 	gone := mt.DesiredES("shop", "gone", "", "A")
 	pending := mt.DesiredES("pend", "api", "", "OLD", "NEW")
 	kubectl := mt.DesiredES("shop", "kubectl", "", "OLD", "NEW")
-	delivered := []model.DesiredObject{trap, full, sec, gone, kubectl}
+	delivered := []model.Declared{trap, full, sec, gone, kubectl}
 	s := mt.NewStore(t,
 		[]*model.ExternalSecret{mt.ES("shop", "trap", mt.ESData("OLD")), mt.ES("shop", "full", mt.ESData("A")),
 			mt.ES("pend", "api", mt.ESData("OLD")),
@@ -199,7 +199,7 @@ func TestSyncedEntriesMissing(t *testing.T) {
 		mt.App("argocd", "shop", mt.AppDelivered("r2", delivered...)),
 		mt.Desired{App: shopApp, Revision: "r2", Objects: delivered},
 		mt.App("argocd", "pend", mt.AppBehind("r1", "r2", pending)),
-		mt.Desired{App: model.Ref{Namespace: "argocd", Name: "pend"}, Revision: "r2", Objects: []model.DesiredObject{pending}},
+		mt.Desired{App: model.Ref{Namespace: "argocd", Name: "pend"}, Revision: "r2", Objects: []model.Declared{pending}},
 	)
 	got := mt.Read(s, func(v model.View) []SyncedEntriesMissing { return SyncedEntries(v, mt.All()) })
 	app := SyncObject{Kind: "Application", Namespace: "argocd", Name: "shop"}

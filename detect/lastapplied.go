@@ -162,12 +162,12 @@ type objKey struct{ kind, ns, name string }
 // renders it.
 type desiredLists struct {
 	v      model.View
-	gitops map[objKey]*model.DesiredObject
-	helm   map[objKey]model.HelmExpectation
+	gitops map[objKey]*model.Declared
+	helm   map[objKey]model.Declared
 }
 
 func newDesiredLists(v model.View, avail model.Availability) *desiredLists {
-	d := &desiredLists{v: v, gitops: map[objKey]*model.DesiredObject{}}
+	d := &desiredLists{v: v, gitops: map[objKey]*model.Declared{}}
 	desired := GitOpsDesired(v)
 	for i := range desired {
 		x := &desired[i]
@@ -179,7 +179,7 @@ func newDesiredLists(v model.View, avail model.Availability) *desiredLists {
 	if !avail[model.ResHelmReleases] {
 		return d
 	}
-	d.helm = map[objKey]model.HelmExpectation{}
+	d.helm = map[objKey]model.Declared{}
 	for _, h := range v.DeployedReleases() {
 		for _, x := range h.Expectations {
 			ns := x.Namespace
@@ -212,7 +212,7 @@ func (d *desiredLists) specData(ns, name string) ([]string, bool) {
 // secretKeys returns the desired key names of Secret ns/name.
 func (d *desiredLists) secretKeys(ns, name string) ([]string, bool) {
 	if o, ok := d.gitops[objKey{"Secret", ns, name}]; ok {
-		return o.DataKeys, true
+		return o.Keys, true
 	}
 	if x, ok := d.helm[objKey{"Secret", ns, name}]; ok {
 		return x.Keys, true

@@ -10,7 +10,7 @@ import (
 
 func TestLastAppliedTruncated(t *testing.T) {
 	const ns = "app"
-	helmES := func(name string, keys ...string) model.HelmExpectation {
+	helmES := func(name string, keys ...string) model.Declared {
 		return mt.HelmES("", name, name, keys...)
 	}
 	argoApp := model.Ref{Namespace: "argocd", Name: "app"}
@@ -60,7 +60,7 @@ func TestLastAppliedTruncated(t *testing.T) {
 			objs: []any{[]*model.ExternalSecret{mt.ES(ns, "db", mt.ESData("A", "B"), mt.ESLastApplied(mt.LastAppliedES("A", "B")))},
 				[]*model.HelmRelease{mt.HelmRelease(ns, "db", 1, "deployed", helmES("db", "A", "B"))},
 				mt.App(argoApp.Namespace, argoApp.Name, mt.AppDelivered(mt.Rev, mt.DesiredES(ns, "db", ""))),
-				mt.Desired{App: argoApp, Objects: []model.DesiredObject{mt.DesiredES(ns, "db", "", "A", "B", "NEW")}}},
+				mt.Desired{App: argoApp, Objects: []model.Declared{mt.DesiredES(ns, "db", "", "A", "B", "NEW")}}},
 			want: []Truncation{{ns, "ExternalSecret", "db", CauseTruncatedPatch, 1}},
 		},
 		{
@@ -70,7 +70,7 @@ func TestLastAppliedTruncated(t *testing.T) {
 			objs: []any{[]*model.ExternalSecret{mt.ES(ns, "db", mt.ESData("A", "B"), mt.ESLastApplied(mt.LastAppliedES("A", "B")))},
 				[]*model.HelmRelease{mt.HelmRelease(ns, "db", 1, "deployed", helmES("db", "A", "B"))},
 				mt.App(argoApp.Namespace, argoApp.Name, mt.AppBehind("r1", "r2", mt.DesiredES(ns, "db", ""))),
-				mt.Desired{App: argoApp, Revision: "r2", Objects: []model.DesiredObject{mt.DesiredES(ns, "db", "", "A", "B", "NEW")}}},
+				mt.Desired{App: argoApp, Revision: "r2", Objects: []model.Declared{mt.DesiredES(ns, "db", "", "A", "B", "NEW")}}},
 		},
 		{
 			name: "no desired source, live shorter than last-applied",

@@ -89,7 +89,7 @@ func SyncedEntries(v model.View, avail model.Availability) []SyncedEntriesMissin
 			for k := range s.Keys.All() {
 				have = append(have, k)
 			}
-			r.Missing = missingNames(o.DataKeys, have)
+			r.Missing = missingNames(o.Keys, have)
 			la = s.LastApplied
 			if la != nil {
 				laList = la.DataKeys

@@ -73,8 +73,8 @@ type ownSink struct {
 	owns func(string) bool
 }
 
-func (s ownSink) SetArgoDesired(app model.Ref, items []model.DesiredObject) {
-	kept := make([]model.DesiredObject, 0, len(items))
+func (s ownSink) SetArgoDesired(app model.Ref, items []model.Declared) {
+	kept := make([]model.Declared, 0, len(items))
 	for _, it := range items {
 		if s.owns(it.Namespace) {
 			kept = append(kept, it)

@@ -46,9 +46,9 @@ func TestShardPollsAndKeepsOnlyItsNamespaces(t *testing.T) {
 	}
 	sink := ownSink{Store: s, owns: mine}
 	app := model.Ref{Namespace: "argocd", Name: "both"}
-	sink.SetArgoDesired(app, []model.DesiredObject{
-		{Kind: "Secret", Namespace: "mine", Name: "db", DataKeys: []string{"A"}},
-		{Kind: "Secret", Namespace: "theirs", Name: "db", DataKeys: []string{"B"}},
+	sink.SetArgoDesired(app, []model.Declared{
+		{Kind: "Secret", Namespace: "mine", Name: "db", Keys: []string{"A"}},
+		{Kind: "Secret", Namespace: "theirs", Name: "db", Keys: []string{"B"}},
 	})
 	s.Read(func(v model.View) {
 		all := v.ArgoDesiredAll()

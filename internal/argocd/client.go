@@ -23,8 +23,8 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/time/rate"
 
-	"github.com/driftwatch/driftwatch/internal/eso"
 	"github.com/driftwatch/driftwatch/internal/model"
+	"github.com/driftwatch/driftwatch/internal/parse"
 )
 
 // ClientConfig configures the Argo CD API poller.
@@ -99,7 +99,7 @@ type Sink interface {
 	// Application informer last saw it: the managed resources' target state
 	// belongs to it.
 	ArgoAppRevision(app model.Ref) (string, bool)
-	SetArgoDesired(app model.Ref, items []model.DesiredObject)
+	SetArgoDesired(app model.Ref, items []model.Declared)
 	ForgetArgoApp(app model.Ref)
 	ArgoDesiredApps() []model.Ref
 }
@@ -268,7 +268,7 @@ func (c *Client) endpoint(app model.Ref) string {
 // ManagedResources fetches one Application's managed resources and returns the
 // desired state of its Secrets and ExternalSecrets, value-free. It waits for the
 // rate limiter; the call itself is bounded by the configured timeout.
-func (c *Client) ManagedResources(ctx context.Context, app model.Ref) ([]model.DesiredObject, error) {
+func (c *Client) ManagedResources(ctx context.Context, app model.Ref) ([]model.Declared, error) {
 	tok, err := readToken(c.cfg.TokenFile)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ func (c *Client) ManagedResources(ctx context.Context, app model.Ref) ([]model.D
 	return c.fetch(ctx, app, tok)
 }
 
-func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]model.DesiredObject, error) {
+func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]model.Declared, error) {
 	if err := c.limiter.Wait(ctx); err != nil {
 		return nil, err
 	}
@@ -325,7 +325,7 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 		return nil, err
 	}
 	c.up.Store(true)
-	var out []model.DesiredObject
+	var out []model.Declared
 	for _, it := range items {
 		if !DesiredKind(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
 			// Not a Secret/ExternalSecret, not in Git (to be pruned), or a sync
@@ -406,79 +406,34 @@ func jsonError(what string, err error) error {
 	return fmt.Errorf("malformed JSON %s", what)
 }
 
-// discard accepts any JSON value and keeps nothing: map values decoded into it
-// (Secret data, template bodies) are never copied.
-type discard struct{}
-
-func (*discard) UnmarshalJSON([]byte) error { return nil }
-
-type tsMeta struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-}
-
-type tsSecret struct {
-	Kind       string             `json:"kind"`
-	Metadata   tsMeta             `json:"metadata"`
-	Data       map[string]discard `json:"data"`
-	StringData map[string]discard `json:"stringData"`
-}
+// InputTargetState names an Argo CD target state in parse's errors.
+const InputTargetState = "argocd target state"
 
 // DesiredFromTargetState reads the key names out of a managed resource's
-// targetState (a JSON manifest in a string) and drops the rest: for a Secret the
+// targetState (a JSON manifest in a string) with parse.Declared, the reader of
+// Helm manifests and Flux builds too, and drops the rest: for a Secret the
 // names of data and stringData (values are skipped unread); for an
-// ExternalSecret what it writes, through the decoder live ExternalSecrets use
-// (eso.DecodeJSON, eso.Writes). group/kind/namespace/name
-// identify the resource (the manifest may omit its namespace).
-func DesiredFromTargetState(group, kind, namespace, name, targetState string) (model.DesiredObject, error) {
-	d := model.DesiredObject{Group: group, Kind: kind, Namespace: namespace, Name: name}
+// ExternalSecret what it writes. group/kind/namespace/name identify the
+// resource (the manifest may omit its namespace, name, apiVersion and kind).
+func DesiredFromTargetState(group, kind, namespace, name, targetState string) (model.Declared, error) {
+	d := model.Declared{Group: group, Kind: kind, Namespace: namespace, Name: name}
 	if len(targetState) > MaxTargetStateBytes {
 		return d, fmt.Errorf("targetState larger than %d bytes", MaxTargetStateBytes)
 	}
-	buf := []byte(targetState)
-	defer clear(buf)
-	if t := bytes.TrimSpace(buf); len(t) == 0 || t[0] != '{' {
-		if !json.Valid(buf) {
-			return d, jsonError("targetState", json.Unmarshal(buf, new(any)))
-		}
-		return d, errors.New("targetState is not a JSON object")
-	}
-	switch {
-	case kind == "Secret" && group == "":
-		var s tsSecret
-		if err := json.Unmarshal(buf, &s); err != nil {
-			return d, jsonError("targetState", err)
-		}
-		if s.Kind != "" && s.Kind != kind {
-			return d, fmt.Errorf("targetState is a %q, not a %s", s.Kind, kind)
-		}
-		for k := range s.Data {
-			d.DataKeys = append(d.DataKeys, k)
-		}
-		for k := range s.StringData {
-			d.DataKeys = append(d.DataKeys, k)
-		}
-		d.DataKeys = sortUnique(d.DataKeys)
-	case kind == "ExternalSecret" && group == "external-secrets.io":
-		var head struct {
-			Kind string `json:"kind"`
-		}
-		if err := json.Unmarshal(buf, &head); err != nil {
-			return d, jsonError("targetState", err)
-		}
-		if head.Kind != "" && head.Kind != kind {
-			return d, fmt.Errorf("targetState is a %q, not a %s", head.Kind, kind)
-		}
-		es, err := eso.DecodeJSON(buf)
-		if err != nil {
-			return d, fmt.Errorf("targetState: %w", err)
-		}
-		w := eso.Writes(name, &es.Spec)
-		d.ES = &w
-	default:
+	if !DesiredKind(group, kind) {
 		return d, fmt.Errorf("kind %s/%s is not read", group, kind)
 	}
-	return d, nil
+	buf := []byte(targetState)
+	defer clear(buf)
+	got, ok, err := parse.Declared(buf, parse.Input{What: InputTargetState, JSON: true,
+		Group: group, Kind: kind, Namespace: namespace, Name: name})
+	if err != nil {
+		return d, err
+	}
+	if !ok {
+		return d, errors.New("targetState is not a JSON object")
+	}
+	return got, nil
 }
 
 func sortUnique(s []string) []string {

@@ -211,8 +211,8 @@ func TestManagedResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []model.DesiredObject{
-		{Kind: "Secret", Namespace: "shop", Name: "db", DataKeys: []string{"dsn", "password", "user"}},
+	want := []model.Declared{
+		{Kind: "Secret", Namespace: "shop", Name: "db", Keys: []string{"dsn", "password", "user"}},
 		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", ES: &model.ESWrites{
 			DataKeys: []string{"KEY", "HOST"}, HasSpecData: true, Target: "api-creds", CreationPolicy: "Owner", DeletionPolicy: "Retain",
 			HasTemplate: true, TemplateMergePolicy: "Merge", TemplateRendersData: true, TemplateKeys: []string{"URL"}}},
@@ -353,8 +353,8 @@ func TestPollOnce(t *testing.T) {
 	env := newEnv(t, nil)
 	store := model.NewStore(nil)
 	stale := ref("argocd", "removed")
-	store.SetArgoDesired(stale, []model.DesiredObject{{Kind: "Secret", Namespace: "x", Name: "y"}})
-	store.SetArgoDesired(ref("argocd", "gone"), []model.DesiredObject{{Kind: "Secret", Namespace: "x", Name: "z"}})
+	store.SetArgoDesired(stale, []model.Declared{{Kind: "Secret", Namespace: "x", Name: "y"}})
+	store.SetArgoDesired(ref("argocd", "gone"), []model.Declared{{Kind: "Secret", Namespace: "x", Name: "z"}})
 	apps := []model.Ref{ref("argocd", "shop"), ref("argocd", "gone"), ref("argocd", "denied"), ref("argocd", "empty")}
 	if err := env.c.PollOnce(context.Background(), apps, store); err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestPollOnce(t *testing.T) {
 		t.Fatalf("apps with desired state: %v", got)
 	}
 	store.Read(func(v model.View) {
-		if d, ok := v.ArgoDesired("shop", "ExternalSecret", "api"); !ok || d.App != ref("argocd", "shop") {
+		if d, ok := v.ArgoDesired("shop", "ExternalSecret", "api"); !ok || d.Source.Ref() != ref("argocd", "shop") {
 			t.Fatalf("api: %+v %v", d, ok)
 		}
 	})
@@ -437,35 +437,35 @@ func TestRateLimited(t *testing.T) {
 func TestDesiredFromTargetState(t *testing.T) {
 	cases := []struct {
 		name, group, kind, ts string
-		want                  model.DesiredObject
+		want                  model.Declared
 		err                   string
 	}{
 		{name: "secret", kind: "Secret", ts: `{"kind":"Secret","data":{"b":"` + secretValue + `","a":"x"},"stringData":{"a":"` + plainValue + `"}}`,
-			want: model.DesiredObject{Kind: "Secret", Namespace: "ns", Name: "n", DataKeys: []string{"a", "b"}}},
+			want: model.Declared{Kind: "Secret", Namespace: "ns", Name: "n", Keys: []string{"a", "b"}}},
 		{name: "secret without data", kind: "Secret", ts: `{"kind":"Secret","type":"Opaque"}`,
-			want: model.DesiredObject{Kind: "Secret", Namespace: "ns", Name: "n"}},
+			want: model.Declared{Kind: "Secret", Namespace: "ns", Name: "n"}},
 		{name: "es defaults target, null data", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":null,"dataFrom":[{"find":{}}]}}`,
-			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+			want: model.Declared{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
 				ES: &model.ESWrites{Target: "n", CreationPolicy: "Owner", DeletionPolicy: "Retain", DataFrom: 1, DataFromFind: 1}}},
 		{name: "es empty data", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":[]}}`,
-			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+			want: model.Declared{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
 				ES: &model.ESWrites{Target: "n", CreationPolicy: "Owner", DeletionPolicy: "Retain", HasSpecData: true}}},
 		{name: "es templateFrom", group: "external-secrets.io", kind: "ExternalSecret",
 			ts: `{"spec":{"target":{"template":{"templateFrom":[{"configMap":{"name":"c","items":[{"key":"cfg"},{"key":"skip","templateAs":"KeysAndValues"}]}},{"target":"Annotations","secret":{"items":[{"key":"ann"}]}}]}}}}`,
-			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+			want: model.Declared{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
 				ES: &model.ESWrites{Target: "n", CreationPolicy: "Owner", DeletionPolicy: "Retain", HasTemplate: true,
 					TemplateRendersData: true, TemplateKeys: []string{"cfg"}, TemplateOpen: model.TemplateOpenKeysAndValues}}},
 		{name: "es templateFrom literal", group: "external-secrets.io", kind: "ExternalSecret",
 			ts: `{"spec":{"data":[{"secretKey":"raw"}],"target":{"creationPolicy":"None","template":{"templateFrom":[{"literal":"{{ .raw }}: x"}]}}}}`,
-			want: model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
+			want: model.Declared{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "ns", Name: "n",
 				ES: &model.ESWrites{Target: "n", CreationPolicy: "None", DeletionPolicy: "Retain", DataKeys: []string{"raw"}, HasSpecData: true,
 					HasTemplate: true, TemplateRendersData: true, TemplateOpen: model.TemplateOpenLiteral}}},
-		{name: "malformed", kind: "Secret", ts: `{"data":{"k":"` + plainValue, err: "malformed JSON targetState"},
+		{name: "malformed", kind: "Secret", ts: `{"data":{"k":"` + plainValue, err: "argocd target state: json: malformed at offset"},
 		{name: "not an object", kind: "Secret", ts: `["` + plainValue + `"]`, err: "not a JSON object"},
-		{name: "data not an object", kind: "Secret", ts: `{"data":"` + plainValue + `"}`, err: "unexpected JSON string"},
-		{name: "kind mismatch", kind: "Secret", ts: `{"kind":"ConfigMap"}`, err: "not a Secret"},
-		{name: "secretKey not a string", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":[{"secretKey":7}]}}`, err: "spec.data[].secretKey: not a string"},
-		{name: "es kind mismatch", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"kind":"Secret","data":{"k":"` + plainValue + `"}}`, err: "not a ExternalSecret"},
+		{name: "data not an object", kind: "Secret", ts: `{"data":"` + plainValue + `"}`, err: "json: data: malformed (not an object)"},
+		{name: "kind mismatch", kind: "Secret", ts: `{"kind":"ConfigMap"}`, err: "kind: malformed (not the kind the source names)"},
+		{name: "secretKey not a string", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"spec":{"data":[{"secretKey":7}]}}`, err: "json: spec: malformed (not a string)"},
+		{name: "es kind mismatch", group: "external-secrets.io", kind: "ExternalSecret", ts: `{"kind":"Secret","data":{"k":"` + plainValue + `"}}`, err: "kind: malformed (not the kind the source names)"},
 		{name: "other kind", kind: "ConfigMap", ts: `{}`, err: "not read"},
 		{name: "too large", kind: "Secret", ts: `{"data":{"k":"` + strings.Repeat("x", MaxTargetStateBytes) + `"}}`, err: "larger than"},
 	}

@@ -573,7 +573,7 @@ func (e *evaluation) kustomization(d *Doc, ns string) {
 	}
 	literal := func(s string) bool { return !strings.ContainsAny(s, `*?[]()|+.^$\{}`) }
 	rec.Ready, rec.LastAppliedRevision, rec.LastAttemptedRevision, rec.Inventory = model.Condition{}, "", "", nil
-	var objs []model.FluxDesiredObject
+	var objs []model.Declared
 	for i, r := range rec.Ignore {
 		if !r.HasTarget || r.Kind == "" || !literal(r.Kind) {
 			e.report.Assumptions = append(e.report.Assumptions, Assumption{Rule: "flux_ignore_trap",
@@ -594,7 +594,7 @@ func (e *evaluation) kustomization(d *Doc, ns string) {
 		if group == "" && r.Kind == "ExternalSecret" {
 			group = "external-secrets.io"
 		}
-		o := model.FluxDesiredObject{Group: group, Kind: r.Kind, Namespace: onNS, Name: name}
+		o := model.Declared{Group: group, Kind: r.Kind, Namespace: onNS, Name: name}
 		objs = append(objs, o)
 		rec.Inventory = append(rec.Inventory, model.FluxObjRef{Group: group, Kind: r.Kind, Namespace: onNS, Name: name})
 	}
@@ -617,7 +617,7 @@ func (e *evaluation) builtKustomization(d *Doc, ns string, rec *model.FluxKustom
 		return false
 	}
 	rec.Ready, rec.LastAppliedRevision, rec.LastAttemptedRevision, rec.Inventory = model.Condition{}, "", "", nil
-	var objs []model.FluxDesiredObject
+	var objs []model.Declared
 	for _, o := range res.Objects {
 		if o.Undetermined != "" {
 			e.report.Assumptions = append(e.report.Assumptions, Assumption{Rule: "flux_ignore_trap",
@@ -625,9 +625,9 @@ func (e *evaluation) builtKustomization(d *Doc, ns string, rec *model.FluxKustom
 				Locations: []Location{e.loc(d, d.Line, "")}})
 			continue
 		}
-		objs = append(objs, model.FluxDesiredObject{Group: o.Group(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
-			DataKeys: o.DataKeys, ES: o.ES, Labels: o.Labels, Annotations: o.Annotations, SOPS: o.SOPS})
-		rec.Inventory = append(rec.Inventory, model.FluxObjRef{Group: o.Group(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
+		o.Source = model.SourceRef{Kind: model.SourceKustomization, Namespace: ns, Name: d.Name}
+		objs = append(objs, o)
+		rec.Inventory = append(rec.Inventory, model.FluxObjRef{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
 	}
 	e.store.UpsertKustomization(rec)
 	e.store.SetFluxDesired(model.Ref{Namespace: ns, Name: d.Name}, &model.FluxDesired{Objects: objs, BuildKey: rec.BuildKey})

@@ -5,30 +5,6 @@ import (
 	"sync"
 )
 
-// DesiredObject is the value-free desired state of one Secret or ExternalSecret an
-// Argo CD Application manages, as read from the Argo CD API's targetState. Only key
-// names are kept: the manifest itself is parsed and dropped.
-type DesiredObject struct {
-	// App is the Application whose target state this is (set by SetArgoDesired).
-	App       Ref
-	Group     string
-	Kind      string // Secret or ExternalSecret
-	Namespace string
-	Name      string
-
-	// Revision is the Application's sync revision (status.sync.revision, or its
-	// revisions joined by "," for a multi-source Application) when the target
-	// state was read: the revision the target state belongs to. "" when it
-	// changed while the target state was read (unknown until the next poll).
-	Revision string
-
-	// Secrets: the key names of data and stringData, sorted and deduplicated.
-	DataKeys []string
-
-	// ExternalSecrets: what it writes (nil for a Secret).
-	ES *ESWrites
-}
-
 type desiredKey struct {
 	ns, kind, name string
 }
@@ -38,7 +14,7 @@ type desiredKey struct {
 // and this lock are never held in the opposite order.
 type argoDesired struct {
 	mu    sync.RWMutex
-	byApp map[Ref][]DesiredObject
+	byApp map[Ref][]Declared
 	// index: object → the Applications that declare it (normally one).
 	index map[desiredKey][]Ref
 	// gen counts changes (scope.go's generations cannot: the table is written
@@ -47,7 +23,7 @@ type argoDesired struct {
 }
 
 func newArgoDesired() *argoDesired {
-	return &argoDesired{byApp: map[Ref][]DesiredObject{}, index: map[desiredKey][]Ref{}}
+	return &argoDesired{byApp: map[Ref][]Declared{}, index: map[desiredKey][]Ref{}}
 }
 
 // argoDesired is the Store's desired-state table (made with the Store).
@@ -55,12 +31,12 @@ func (s *Store) argoDesired() *argoDesired { return s.desired }
 
 // SetArgoDesired replaces the desired objects of Application app. An empty list
 // keeps the Application known with nothing desired.
-func (s *Store) SetArgoDesired(app Ref, items []DesiredObject) {
+func (s *Store) SetArgoDesired(app Ref, items []Declared) {
 	d := s.argoDesired()
-	cp := make([]DesiredObject, len(items))
+	cp := make([]Declared, len(items))
 	for i, it := range items {
-		it.App = app
-		it.DataKeys = append([]string(nil), it.DataKeys...)
+		it.Source = SourceRef{Kind: SourceApplication, Namespace: app.Namespace, Name: app.Name}
+		it.Keys = append([]string(nil), it.Keys...)
 		if it.ES != nil {
 			es := *it.ES
 			if es.Target == "" {
@@ -150,25 +126,25 @@ func (d *argoDesired) unindex(app Ref) {
 // ExternalSecret) from the Argo CD API, when an Application declares it. When
 // several do (a misconfiguration Argo CD itself warns about), the first by
 // namespace and name wins.
-func (v View) ArgoDesired(ns, kind, name string) (DesiredObject, bool) {
+func (v View) ArgoDesired(ns, kind, name string) (Declared, bool) {
 	d := v.s.argoDesired()
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	apps := d.index[desiredKey{ns, kind, name}]
 	if len(apps) == 0 {
-		return DesiredObject{}, false
+		return Declared{}, false
 	}
 	for _, it := range d.byApp[apps[0]] {
 		if it.Namespace == ns && it.Kind == kind && it.Name == name {
 			return it, true
 		}
 	}
-	return DesiredObject{}, false
+	return Declared{}, false
 }
 
 // ArgoDesiredAll returns every desired object, sorted by Application, then
 // namespace, kind and name. The slices inside are shared: do not modify them.
-func (v View) ArgoDesiredAll() []DesiredObject {
+func (v View) ArgoDesiredAll() []Declared {
 	d := v.s.argoDesired()
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -177,7 +153,7 @@ func (v View) ArgoDesiredAll() []DesiredObject {
 		apps = append(apps, r)
 	}
 	sortRefs(apps)
-	var out []DesiredObject
+	var out []Declared
 	for _, r := range apps {
 		out = append(out, d.byApp[r]...)
 	}

@@ -12,16 +12,16 @@ import (
 func TestArgoDesired(t *testing.T) {
 	s := NewStore(nil)
 	app := Ref{Namespace: "argocd", Name: "shop"}
-	items := []DesiredObject{
-		{Kind: "Secret", Namespace: "shop", Name: "db", DataKeys: []string{"password", "user"}},
+	items := []Declared{
+		{Kind: "Secret", Namespace: "shop", Name: "db", Keys: []string{"password", "user"}},
 		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", ES: &ESWrites{DataKeys: []string{"A", "B"}, HasSpecData: true}},
 	}
 	s.SetArgoDesired(app, items)
-	items[0].DataKeys[0] = "mutated" // the store keeps its own copy
+	items[0].Keys[0] = "mutated" // the store keeps its own copy
 
 	s.Read(func(v View) {
 		got, ok := v.ArgoDesired("shop", "Secret", "db")
-		if !ok || got.App != app || !reflect.DeepEqual(got.DataKeys, []string{"password", "user"}) {
+		if !ok || got.Source.Ref() != app || !reflect.DeepEqual(got.Keys, []string{"password", "user"}) {
 			t.Fatalf("Secret: %+v %v", got, ok)
 		}
 		es, ok := v.ArgoDesired("shop", "ExternalSecret", "api")
@@ -47,16 +47,16 @@ func TestArgoDesired(t *testing.T) {
 	// Two Applications declaring one object: the first by name wins; forgetting it
 	// falls back to the other.
 	other := Ref{Namespace: "argocd", Name: "aaa"}
-	s.SetArgoDesired(other, []DesiredObject{{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", ES: &ESWrites{Target: "t"}}})
+	s.SetArgoDesired(other, []Declared{{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "shop", Name: "api", ES: &ESWrites{Target: "t"}}})
 	s.Read(func(v View) {
-		if got, _ := v.ArgoDesired("shop", "ExternalSecret", "api"); got.App != other {
-			t.Fatalf("want %v, got %v", other, got.App)
+		if got, _ := v.ArgoDesired("shop", "ExternalSecret", "api"); got.Source.Ref() != other {
+			t.Fatalf("want %v, got %v", other, got.Source.Ref())
 		}
 	})
 	s.ForgetArgoApp(other)
 	s.Read(func(v View) {
-		if got, _ := v.ArgoDesired("shop", "ExternalSecret", "api"); got.App != app {
-			t.Fatalf("want %v, got %v", app, got.App)
+		if got, _ := v.ArgoDesired("shop", "ExternalSecret", "api"); got.Source.Ref() != app {
+			t.Fatalf("want %v, got %v", app, got.Source.Ref())
 		}
 	})
 	if apps := s.ArgoDesiredApps(); !reflect.DeepEqual(apps, []Ref{app}) {
@@ -73,7 +73,7 @@ func TestArgoDesired(t *testing.T) {
 // Two stores never share desired state.
 func TestArgoDesiredPerStore(t *testing.T) {
 	a, b := NewStore(nil), NewStore(nil)
-	a.SetArgoDesired(Ref{Namespace: "x", Name: "app"}, []DesiredObject{{Kind: "Secret", Namespace: "x", Name: "s"}})
+	a.SetArgoDesired(Ref{Namespace: "x", Name: "app"}, []Declared{{Kind: "Secret", Namespace: "x", Name: "s"}})
 	b.Read(func(v View) {
 		if _, ok := v.ArgoDesired("x", "Secret", "s"); ok {
 			t.Fatal("leaked across stores")
@@ -90,7 +90,7 @@ func TestArgoDesiredConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 200; j++ {
-				s.SetArgoDesired(Ref{Namespace: "a", Name: "app"}, []DesiredObject{{Kind: "Secret", Namespace: "n", Name: "s", DataKeys: []string{"k"}}})
+				s.SetArgoDesired(Ref{Namespace: "a", Name: "app"}, []Declared{{Kind: "Secret", Namespace: "n", Name: "s", Keys: []string{"k"}}})
 				s.ForgetArgoApp(Ref{Namespace: "a", Name: "app"})
 			}
 		}()

@@ -98,7 +98,7 @@ type FluxDesired struct {
 	// Revision and Digest: the artifact built; BuildKey: the
 	// Kustomization's build-relevant spec it was built for.
 	Revision, Digest, BuildKey string
-	Objects                    []FluxDesiredObject
+	Objects                    []Declared
 	Vars                       []FluxVarUse
 	// Unjudged, when set, is why nothing is expected from this Kustomization
 	// (internal/flux Unjudged*: no_artifact, fetch_failed, build_failed...),
@@ -110,19 +110,6 @@ type FluxDesired struct {
 
 // Judged reports whether the build is one to judge by.
 func (d *FluxDesired) Judged() bool { return d != nil && d.Unjudged == "" }
-
-// FluxDesiredObject is a Secret or ExternalSecret a Kustomization's build
-// produces: key names only.
-type FluxDesiredObject struct {
-	Group, Kind, Namespace, Name string
-	// DataKeys: a Secret's data and stringData key names, sorted.
-	DataKeys []string
-	// ES: what an ExternalSecret writes (nil for a Secret).
-	ES                  *ESWrites
-	Labels, Annotations map[string]string
-	SOPS                bool
-	Undetermined        string
-}
 
 // FluxVarUse is a postBuild variable an object of the build uses without a
 // default.

@@ -30,7 +30,7 @@ func TestNamespacesFollowTheCluster(t *testing.T) {
 		s.DeleteSecret(fmt.Sprintf("ci-%04d", i), "s", time.Time{})
 	}
 	s.UpsertHelmRelease(&HelmRelease{ObjectMeta: ObjectMeta{Namespace: "app", Name: "sh.helm.release.v1.r.v1"}, Release: "r",
-		Revision: 1, Status: "deployed", Expectations: []HelmExpectation{{Kind: "Secret", Namespace: "elsewhere", Name: "x"}}})
+		Revision: 1, Status: "deployed", Expectations: []Declared{{Kind: "Secret", Namespace: "elsewhere", Name: "x"}}})
 	s.Read(func(v View) {
 		if got, want := v.Namespaces(), []string{"app", "elsewhere"}; !slices.Equal(got, want) {
 			t.Fatalf("namespaces %v, want %v", got, want)

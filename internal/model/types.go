@@ -6,6 +6,7 @@ package model
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -328,16 +329,14 @@ type SecretStore struct {
 	DecodeErr   string
 }
 
-// HelmExpectation is one Secret or ExternalSecret of a Helm release's rendered
-// manifest.
-type HelmExpectation struct {
-	Kind      string // Secret or ExternalSecret
-	Namespace string
-	Name      string
-	// Keys: a Secret's key names (data and stringData), sorted.
-	Keys []string
-	// ES: what an ExternalSecret writes (nil for a Secret).
-	ES *ESWrites
+// StampExpectations sets the Source and Revision of the release's
+// expectations: this release, at its revision.
+func (h *HelmRelease) StampExpectations() {
+	src := SourceRef{Kind: SourceHelmRelease, Namespace: h.Namespace, Name: h.Release}
+	rev := strconv.Itoa(h.Revision)
+	for i := range h.Expectations {
+		h.Expectations[i].Source, h.Expectations[i].Revision = src, rev
+	}
 }
 
 // HelmRelease is a deployed Helm release's value-free summary.
@@ -346,7 +345,7 @@ type HelmRelease struct {
 	Release      string
 	Revision     int
 	Status       string
-	Expectations []HelmExpectation
+	Expectations []Declared
 	DecodeErr    string
 }
 

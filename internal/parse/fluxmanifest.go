@@ -20,33 +20,16 @@ const (
 
 const inputFlux = "flux object"
 
-// FluxDocument is the value-free reading of one object a Flux Kustomization's
-// build produces: identity, labels and annotations (not last-applied), and the
-// key names of a Secret (data, stringData) or what an ExternalSecret writes. A
-// Secret's values, SOPS ciphertext included, are never read.
-type FluxDocument struct {
-	APIVersion, Kind, Namespace, Name string
-	Labels, Annotations               map[string]string
-	// Secret or ExternalSecret: Exp holds the key names (Keys: what the Secret
-	// holds, or what the ExternalSecret writes into its target; SpecDataKeys:
-	// spec.data secretKeys in order; Target).
-	Secret, ExternalSecret bool
-	Exp                    model.HelmExpectation
-	// SOPS: the object carries a top-level "sops" stanza (an encrypted
-	// Secret: key names are in clear, values are not).
-	SOPS bool
-}
-
-// FluxObject reads one object (JSON or YAML). ok is false for a document that
-// is not a Kubernetes object (no apiVersion or kind); a malformed one is an
-// error from parse's vocabulary (value-free).
-func FluxObject(doc []byte) (FluxDocument, bool, error) {
+// FluxObject reads one object of a Flux Kustomization's build (JSON or YAML)
+// with Declared: ok is true for a Secret or an ExternalSecret, whose labels
+// and annotations (not last-applied) and SOPS stanza are read too.
+func FluxObject(doc []byte) (model.Declared, bool, error) {
 	if len(doc) > MaxFluxObjectBytes {
 		e := newErr(inputFlux, "", ErrTooLarge)
 		e.Limit = MaxFluxObjectBytes
-		return FluxDocument{}, false, e
+		return model.Declared{}, false, e
 	}
-	d, ok, err := fluxDocument(doc)
+	d, ok, err := declared(doc, Input{What: inputFlux, Meta: true})
 	if err != nil {
 		return d, false, err
 	}
@@ -56,59 +39,6 @@ func FluxObject(doc []byte) (FluxDocument, bool, error) {
 // FluxVariables lists the postBuild variables an object (JSON) uses without a
 // default, sorted and unique (see substVars).
 func FluxVariables(j []byte) []string { return substVars(j) }
-
-var fluxTop = []string{"apiVersion", "kind", "metadata", "sops"}
-
-func fluxDocument(doc []byte) (d FluxDocument, ok bool, err *Error) {
-	j, yerr := yamlToJSON(doc)
-	defer clear(j)
-	if yerr {
-		return d, false, newErr(inputFlux, "yaml", ErrMalformed)
-	}
-	if jsonType(j) != '{' {
-		return d, false, nil
-	}
-	top := make([][]byte, len(fluxTop))
-	fields(j, fluxTop, top)
-	var ok1, ok2 bool
-	d.APIVersion, ok1 = optString(top[0])
-	d.Kind, ok2 = optString(top[1])
-	if !ok1 || !ok2 || d.APIVersion == "" || d.Kind == "" {
-		return d, false, nil
-	}
-	bad := func(field, detail string) *Error {
-		e := newErr(inputFlux, "yaml", ErrMalformed)
-		e.Field, e.Detail = field, detail
-		return e
-	}
-	if m := top[2]; present(m) {
-		if jsonType(m) != '{' {
-			return d, false, bad("metadata", "not an object")
-		}
-		mf := make([][]byte, 4)
-		fields(m, []string{"name", "namespace", "labels", "annotations"}, mf)
-		var okN, okNS bool
-		d.Name, okN = optString(mf[0])
-		d.Namespace, okNS = optString(mf[1])
-		if !okN || !okNS {
-			return d, false, bad("metadata", "name or namespace is not a string")
-		}
-		d.Labels = stringMap(mf[2], "")
-		d.Annotations = stringMap(mf[3], "kubectl.kubernetes.io/last-applied-configuration")
-	}
-	d.SOPS = present(top[3])
-	d.Secret, d.ExternalSecret = isSecret(d.APIVersion, d.Kind), isExternalSecret(d.APIVersion, d.Kind)
-	if d.Secret || d.ExternalSecret {
-		exp, okE, e := documentExpectation(doc, "")
-		if e != nil {
-			return d, false, e
-		}
-		if okE {
-			d.Exp = exp
-		}
-	}
-	return d, true, nil
-}
 
 // stringMap reads a JSON object of strings (labels, annotations), bounded; a
 // member that is not a string, or named skip, is left out.

@@ -13,7 +13,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/driftwatch/driftwatch/internal/eso"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -53,7 +52,7 @@ var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
 // HelmReleaseFromSecretData decodes data["release"] of a Helm v3 release Secret
 // (type helm.sh/release.v1). See HelmRelease.
-func HelmReleaseFromSecretData(data map[string][]byte) (HelmReleaseInfo, []model.HelmExpectation, error) {
+func HelmReleaseFromSecretData(data map[string][]byte) (HelmReleaseInfo, []model.Declared, error) {
 	payload, ok := data[HelmReleaseField]
 	if !ok {
 		e := newErr(inputHelm, "", ErrMalformed)
@@ -80,7 +79,7 @@ func HelmReleaseFromSecretData(data map[string][]byte) (HelmReleaseInfo, []model
 // rel and exps are filled as far as decoding got: when err is not nil they may be
 // incomplete (err says which stage or document failed; a failing document does
 // not stop the others). err is always an *Error.
-func HelmRelease(payload []byte) (rel HelmReleaseInfo, exps []model.HelmExpectation, err error) {
+func HelmRelease(payload []byte) (rel HelmReleaseInfo, exps []model.Declared, err error) {
 	if len(payload) > MaxHelmPayloadBytes {
 		e := newErr(inputHelm, "", ErrTooLarge)
 		e.Limit = MaxHelmPayloadBytes
@@ -262,8 +261,8 @@ func decodeReleaseJSON(j []byte, rel *HelmReleaseInfo) ([]byte, error) {
 
 // manifestExpectations splits the manifest into YAML documents and extracts the
 // expectations of Secrets and ExternalSecrets.
-func manifestExpectations(manifest []byte, relNS string, ndocs *int) ([]model.HelmExpectation, error) {
-	var exps []model.HelmExpectation
+func manifestExpectations(manifest []byte, relNS string, ndocs *int) ([]model.Declared, error) {
+	var exps []model.Declared
 	var first *Error
 	more := 0
 	fail := func(e *Error) {
@@ -292,7 +291,7 @@ func manifestExpectations(manifest []byte, relNS string, ndocs *int) ([]model.He
 			fail(e)
 			return true
 		}
-		exp, ok, e := documentExpectation(doc, relNS)
+		exp, ok, e := declared(doc, Input{What: inputHelm, Namespace: relNS})
 		if e != nil {
 			e.Index, e.Offset = i, int64(offset)
 			fail(e)
@@ -356,102 +355,6 @@ func mayBeSecretLike(doc []byte) bool {
 	return bytes.Contains(doc, []byte("Secret")) ||
 		bytes.IndexByte(doc, '\\') >= 0 ||
 		bytes.Contains(doc, []byte("binary"))
-}
-
-var docTop = []string{"apiVersion", "kind", "metadata", "data", "stringData", "spec"}
-
-const (
-	docAPIVersion = iota
-	docKind
-	docMetadata
-	docData
-	docStringData
-	docSpec
-)
-
-// documentExpectation converts one YAML document to JSON (as Helm and kubectl
-// do), reads what it needs and zeroes the JSON.
-func documentExpectation(doc []byte, relNS string) (exp model.HelmExpectation, ok bool, err *Error) {
-	j, yerr := yamlToJSON(doc)
-	defer clear(j)
-	if yerr {
-		return exp, false, newErr(inputHelm, "yaml", ErrMalformed)
-	}
-	if jsonType(j) != '{' { // empty or comment-only document, or a scalar
-		return exp, false, nil
-	}
-	bad := func(field, detail string) *Error {
-		e := newErr(inputHelm, "yaml", ErrMalformed)
-		e.Field, e.Detail = field, detail
-		return e
-	}
-	top := make([][]byte, len(docTop))
-	fields(j, docTop, top)
-	apiVersion, ok1 := optString(top[docAPIVersion])
-	kind, ok2 := optString(top[docKind])
-	if !ok1 || !ok2 {
-		return exp, false, nil // not a Kubernetes object; none of our business
-	}
-	secret, es := isSecret(apiVersion, kind), isExternalSecret(apiVersion, kind)
-	if !secret && !es {
-		return exp, false, nil
-	}
-	exp.Kind = kind
-	if m := top[docMetadata]; present(m) {
-		if jsonType(m) != '{' {
-			return exp, false, bad("metadata", "not an object")
-		}
-		mf := make([][]byte, 2)
-		fields(m, []string{"name", "namespace"}, mf)
-		var okN, okNS bool
-		exp.Name, okN = optString(mf[0])
-		exp.Namespace, okNS = optString(mf[1])
-		if !okN || !okNS {
-			return exp, false, bad("metadata", "name or namespace is not a string")
-		}
-	}
-	if exp.Namespace == "" {
-		exp.Namespace = relNS
-	}
-	if secret {
-		var keys []string
-		for _, f := range []struct {
-			idx  int
-			name string
-		}{{docData, "data"}, {docStringData, "stringData"}} {
-			k, good := objectKeys(top[f.idx])
-			if !good {
-				return exp, false, bad(f.name, "not an object")
-			}
-			keys = append(keys, k...)
-		}
-		exp.Keys = sortDedupe(keys)
-		return exp, true, nil
-	}
-	obj, derr := eso.DecodeJSON(j)
-	if derr != nil {
-		// The error names the field and its type; parse's errors keep to
-		// their fixed vocabulary (FuzzHelmRelease holds them to it).
-		e := newErr(inputHelm, "yaml", ErrMalformed)
-		e.Field = "spec"
-		var de *eso.DecodeError
-		if errors.As(derr, &de) {
-			switch de.Want {
-			case "object":
-				e.Detail = "not an object"
-			case "list":
-				e.Detail = "not an array"
-			case "string":
-				e.Detail = "not a string"
-			default: // duration, RFC 3339 time
-				e.Detail = "bad string"
-			}
-		}
-		return exp, false, e
-	}
-	w := eso.Writes(exp.Name, &obj.Spec)
-	exp.ES = &w
-	return exp, true, nil
 }
 
 // objectKeys lists the member names of an optional JSON object.

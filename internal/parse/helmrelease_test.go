@@ -104,18 +104,18 @@ data:
 `
 }
 
-func wantExpectations(extraKey bool) []model.HelmExpectation {
+func wantExpectations(extraKey bool) []model.Declared {
 	spec := []string{"password", "user"}
 	if extraKey {
 		spec = append(spec, "NEW_KEY")
 	}
-	return []model.HelmExpectation{
+	return []model.Declared{
 		{Kind: "Secret", Namespace: "data", Name: "app-db", Keys: []string{"API_TOKEN", "DB_PASSWORD", "DB_USER"}},
 		{Kind: "Secret", Namespace: "prod", Name: "app-empty"},
-		{Kind: "ExternalSecret", Namespace: "prod", Name: "app-es", ES: &model.ESWrites{Target: "app-runtime",
+		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "prod", Name: "app-es", ES: &model.ESWrites{Target: "app-runtime",
 			CreationPolicy: "Owner", DeletionPolicy: "Retain", DataKeys: spec, HasSpecData: true,
 			HasTemplate: true, TemplateRendersData: true, TemplateKeys: []string{"DSN", "user"}}},
-		{Kind: "ExternalSecret", Namespace: "other", Name: "legacy", ES: &model.ESWrites{Target: "legacy",
+		{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: "other", Name: "legacy", ES: &model.ESWrites{Target: "legacy",
 			CreationPolicy: "Owner", DeletionPolicy: "Retain", DataFrom: 1}},
 	}
 }
@@ -167,7 +167,7 @@ func TestHelmReleaseRealPayload(t *testing.T) {
 
 func TestHelmReleaseEncodings(t *testing.T) {
 	m := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\r\ndata:\n  A: YQ==\r\n---\r\napiVersion: v1\nkind: Secret\nmetadata: {name: t}\nstringData: {B: b}\n"
-	want := []model.HelmExpectation{
+	want := []model.Declared{
 		{Kind: "Secret", Namespace: "ns", Name: "s", Keys: []string{"A"}},
 		{Kind: "Secret", Namespace: "ns", Name: "t", Keys: []string{"B"}},
 	}

@@ -50,6 +50,7 @@ func (t *Transformer) HelmRelease(obj any) (any, error) {
 		if rec.Status == "" {
 			rec.Status = info.Status
 		}
+		rec.StampExpectations()
 	}
 	for _, v := range s.Data {
 		clear(v)

@@ -189,11 +189,10 @@ func buildPath(v model.View, ns, name string, fs []finding.Finding) Path {
 	// the Secret's keys, through a Secret or an ExternalSecret writing it.
 	for _, h := range v.DeployedReleases() {
 		for _, x := range h.Expectations {
-			xns := x.Namespace
-			if xns == "" {
-				xns = h.Namespace
+			if x.Namespace == "" {
+				x.Namespace = h.Namespace
 			}
-			t, ok := detect.DesiredTarget(v, &model.DesiredObject{Kind: x.Kind, Namespace: xns, Name: x.Name, DataKeys: x.Keys, ES: x.ES})
+			t, ok := detect.DesiredTarget(v, &x)
 			if ok && t.Namespace == ns && t.Secret == name {
 				p.Expectations = append(p.Expectations, ExpectNode{Kind: "HelmRelease",
 					Name: h.Release + " (rev " + itoa(h.Revision) + ")", Keys: t.Keys, Broken: missingFrom("helm")})
@@ -303,7 +302,7 @@ func secretsOf(v model.View, f finding.Finding, max int) []model.Ref {
 	case "Application":
 		var out []model.Ref
 		for _, d := range v.ArgoDesiredAll() {
-			if d.App.Namespace != o.Namespace || d.App.Name != o.Name || d.Kind != "Secret" {
+			if d.Source.Namespace != o.Namespace || d.Source.Name != o.Name || d.Kind != "Secret" {
 				continue
 			}
 			out = append(out, model.Ref{Namespace: d.Namespace, Name: d.Name})

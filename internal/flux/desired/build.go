@@ -9,6 +9,7 @@ package desired
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"path"
@@ -33,44 +34,16 @@ import (
 // to the artifact's root, without a leading "./" or "/", to their contents.
 type FS map[string][]byte
 
-// Object is a Secret or an ExternalSecret the build produces, value-free.
-type Object struct {
-	APIVersion, Kind, Namespace, Name string
-	Labels, Annotations               map[string]string
-	// DataKeys: a Secret's data and stringData key names. ES: what an
-	// ExternalSecret writes (its target, spec.data, template).
-	DataKeys []string
-	ES       *model.ESWrites
-	SOPS     bool
-	// Undetermined says why driftwatch cannot tell this object's name or keys
-	// (a postBuild.substituteFrom variable in them, a name hashed from
-	// SOPS-encrypted content): its keys are no expectation.
-	Undetermined string
-}
-
-// Group is the object's API group ("" for Secrets).
-func (o *Object) Group() string {
-	if i := strings.IndexByte(o.APIVersion, '/'); i > 0 {
-		return o.APIVersion[:i]
-	}
-	return ""
-}
-
-// VarUse is a postBuild variable an object uses without a default.
-type VarUse struct {
-	Var                   string
-	Kind, Namespace, Name string
-}
-
 // Result is a build's value-free outcome.
 type Result struct {
 	// Objects: the Secrets and ExternalSecrets of the build, sorted by
 	// namespace, kind and name.
-	Objects []Object
+	// (model.Declared, read by parse.FluxObject; Source and Revision unset).
+	Objects []model.Declared
 	// Vars: for each variable used without a default, the first object (by
 	// kind, namespace, name) using it; objects with substitution disabled are
 	// left out.
-	Vars []VarUse
+	Vars []model.FluxVarUse
 	// Count is the number of objects the build produced (every kind).
 	Count int
 }
@@ -306,9 +279,9 @@ var varName = regexp.MustCompile("^[_[:alpha:]][_[:alpha:][:digit:]]*$")
 // substitution as kustomize-controller applies it (after the build, object by
 // object), commonMetadata, then the Secrets' and ExternalSecrets' identities
 // and key names.
-func reduce(resources []*resource.Resource, post postBuild, nonce string, labels, annotations map[string]string) ([]Object, []VarUse, error) {
-	var objs []Object
-	var vars []VarUse
+func reduce(resources []*resource.Resource, post postBuild, nonce string, labels, annotations map[string]string) ([]model.Declared, []model.FluxVarUse, error) {
+	var objs []model.Declared
+	var vars []model.FluxVarUse
 	seen := map[string]bool{}
 	for _, r := range resources {
 		kind := r.GetKind()
@@ -325,7 +298,7 @@ func reduce(resources []*resource.Resource, post postBuild, nonce string, labels
 			for _, v := range parse.FluxVariables(before) {
 				if !seen[v] {
 					seen[v] = true
-					vars = append(vars, VarUse{Var: v, Kind: kind, Namespace: r.GetNamespace(), Name: r.GetName()})
+					vars = append(vars, model.FluxVarUse{Var: v, Kind: kind, Namespace: r.GetNamespace(), Name: r.GetName()})
 				}
 			}
 		}
@@ -419,22 +392,16 @@ func substitute(r *resource.Resource, post postBuild, nonce string) ([]byte, str
 // and keys are those after substitution; when a substituteFrom marker is in
 // them, or when substitution may or may not run and the two forms differ, the
 // object is undetermined.
-func objectOf(before, after []byte, nonce, maybe string) (*Object, error) {
-	read := func(j []byte) (*Object, error) {
+func objectOf(before, after []byte, nonce, maybe string) (*model.Declared, error) {
+	read := func(j []byte) (*model.Declared, error) {
 		d, ok, err := parse.FluxObject(j)
 		if err != nil {
 			return nil, buildErr(flux.UnjudgedBuildFailed, "a %s does not decode", kindOf(j))
 		}
-		if !ok || !(d.Secret || d.ExternalSecret) {
+		if !ok {
 			return nil, nil
 		}
-		o := &Object{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name,
-			Labels: d.Labels, Annotations: d.Annotations, SOPS: d.SOPS, DataKeys: d.Exp.Keys}
-		if d.Exp.ES != nil {
-			es := *d.Exp.ES
-			o.ES = &es
-		}
-		return o, nil
+		return &d, nil
 	}
 	o, err := read(before)
 	if err != nil || after == nil || o == nil {
@@ -464,7 +431,7 @@ func objectOf(before, after []byte, nonce, maybe string) (*Object, error) {
 
 // markers lists the substituteFrom variables whose marker is in an object's
 // identity, keys or the metadata kustomize-controller's apply reads.
-func markers(o *Object, nonce string) []string {
+func markers(o *model.Declared, nonce string) []string {
 	var out []string
 	look := func(s string) {
 		for {
@@ -481,7 +448,7 @@ func markers(o *Object, nonce string) []string {
 	}
 	look(o.Namespace)
 	look(o.Name)
-	for _, k := range o.DataKeys {
+	for _, k := range o.Keys {
 		look(k)
 	}
 	if o.ES != nil {
@@ -504,8 +471,8 @@ func markers(o *Object, nonce string) []string {
 	return out
 }
 
-func sameShape(a, b *Object) bool {
-	if a.Kind != b.Kind || a.Namespace != b.Namespace || a.Name != b.Name || !slices.Equal(a.DataKeys, b.DataKeys) {
+func sameShape(a, b *model.Declared) bool {
+	if a.Kind != b.Kind || a.Namespace != b.Namespace || a.Name != b.Name || !slices.Equal(a.Keys, b.Keys) {
 		return false
 	}
 	if (a.ES == nil) != (b.ES == nil) {
@@ -529,10 +496,15 @@ func referenced(text []byte) []string {
 	return out
 }
 
+// kindOf names the kind of an object that does not decode, for the build's
+// value-free error: Secret or ExternalSecret (the only kinds read), else
+// "object".
 func kindOf(j []byte) string {
-	d, ok, _ := parse.FluxObject(j)
-	if ok && d.Kind != "" {
-		return d.Kind
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(j, &head) == nil && (head.Kind == "Secret" || head.Kind == "ExternalSecret") {
+		return head.Kind
 	}
 	return "object"
 }

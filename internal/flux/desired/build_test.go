@@ -3,6 +3,7 @@ package desired
 import (
 	"errors"
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/model"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,7 +43,7 @@ func files(kv ...string) FS {
 func shape(r Result) []string {
 	var out []string
 	for _, o := range r.Objects {
-		keys := o.DataKeys
+		keys := o.Keys
 		s := o.Kind + " " + o.Namespace + "/" + o.Name + ": "
 		if o.ES != nil {
 			keys = o.ES.WrittenKeys()
@@ -271,7 +272,7 @@ func TestBuildSOPS(t *testing.T) {
 	fs := files("s/kustomization.yaml", "resources: [enc.yaml]\nsecretGenerator:\n- name: hashed\n  envs: [db.env]\n- name: plain\n  envs: [db.env]\n  options: {disableNameSuffixHash: true}\n",
 		"s/db.env", env, "s/enc.yaml", manifest)
 	r := mustBuild(t, ks(t, "path: s\ndecryption: {provider: sops, secretRef: {name: sops-age}}\n"), fs)
-	var hashed, plain, enc *Object
+	var hashed, plain, enc *model.Declared
 	for i := range r.Objects {
 		switch o := &r.Objects[i]; {
 		case strings.HasPrefix(o.Name, "hashed-"):
@@ -285,17 +286,17 @@ func TestBuildSOPS(t *testing.T) {
 	if hashed == nil || hashed.Undetermined == "" {
 		t.Errorf("the hashed generated Secret is not undetermined: %+v", hashed)
 	}
-	if plain == nil || plain.Undetermined != "" || !reflect.DeepEqual(plain.DataKeys, []string{"DB_PASS"}) {
+	if plain == nil || plain.Undetermined != "" || !reflect.DeepEqual(plain.Keys, []string{"DB_PASS"}) {
 		t.Errorf("the generated Secret without a hash: %+v (its keys, as decryption leaves them: DB_PASS only)", plain)
 	}
-	if enc == nil || enc.Undetermined != "" || !enc.SOPS || !reflect.DeepEqual(enc.DataKeys, []string{"API_KEY"}) {
+	if enc == nil || enc.Undetermined != "" || !enc.SOPS || !reflect.DeepEqual(enc.Keys, []string{"API_KEY"}) {
 		t.Errorf("the encrypted Secret manifest: %+v", enc)
 	}
 	// Without decryption the controller applies the files as they are.
 	r = mustBuild(t, ks(t, "path: s\n"), fs)
 	for _, o := range r.Objects {
-		if o.Name == "plain" && !reflect.DeepEqual(o.DataKeys, []string{"DB_PASS", "sops_age__list_0__map_recipient", "sops_mac", "sops_version"}) {
-			t.Errorf("without decryption: %v", o.DataKeys)
+		if o.Name == "plain" && !reflect.DeepEqual(o.Keys, []string{"DB_PASS", "sops_age__list_0__map_recipient", "sops_mac", "sops_version"}) {
+			t.Errorf("without decryption: %v", o.Keys)
 		}
 		if o.Undetermined != "" {
 			t.Errorf("without decryption nothing is undetermined: %+v", o)

@@ -375,7 +375,7 @@ func (p *Poller) build(ctx context.Context, j job, fs FS, now time.Time) *model.
 		return p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, key, now)
 	}
 	d := &model.FluxDesired{Revision: j.a.Revision, Digest: j.a.Digest, BuildKey: key}
-	d.Objects, d.Vars = desiredObjects(o.r)
+	d.Objects, d.Vars = desiredObjects(j.ks, j.a.Revision, o.r)
 	if n := undetermined(d.Objects); n > 0 && p.Logger != nil {
 		p.logOnce(j.ks, "undetermined@"+j.a.Digest+key, "flux: objects of this Kustomization are undetermined: nothing is expected of them",
 			"kustomization", j.ks.Namespace+"/"+j.ks.Name, "revision", j.a.Revision, "objects", n, "why", firstUndetermined(d.Objects))
@@ -426,7 +426,7 @@ func (p *Poller) prune(current map[string]bool) {
 	}
 }
 
-func undetermined(objs []model.FluxDesiredObject) int {
+func undetermined(objs []model.Declared) int {
 	n := 0
 	for _, o := range objs {
 		if o.Undetermined != "" {
@@ -436,7 +436,7 @@ func undetermined(objs []model.FluxDesiredObject) int {
 	return n
 }
 
-func firstUndetermined(objs []model.FluxDesiredObject) string {
+func firstUndetermined(objs []model.Declared) string {
 	for _, o := range objs {
 		if o.Undetermined != "" {
 			return o.Kind + " " + o.Namespace + "/" + o.Name + ": " + o.Undetermined
@@ -445,17 +445,15 @@ func firstUndetermined(objs []model.FluxDesiredObject) string {
 	return ""
 }
 
-// desiredObjects converts a build's result into model records.
-func desiredObjects(r Result) ([]model.FluxDesiredObject, []model.FluxVarUse) {
-	objs := make([]model.FluxDesiredObject, 0, len(r.Objects))
-	for _, o := range r.Objects {
-		objs = append(objs, model.FluxDesiredObject{Group: o.Group(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
-			DataKeys: o.DataKeys, ES: o.ES, Labels: o.Labels, Annotations: o.Annotations,
-			SOPS: o.SOPS, Undetermined: o.Undetermined})
+// desiredObjects stamps a build's objects with the Kustomization that
+// declares them and the revision built (the build itself may be shared by
+// several Kustomizations).
+func desiredObjects(ks model.Ref, rev string, r Result) ([]model.Declared, []model.FluxVarUse) {
+	objs := make([]model.Declared, len(r.Objects))
+	for i, o := range r.Objects {
+		o.Source = model.SourceRef{Kind: model.SourceKustomization, Namespace: ks.Namespace, Name: ks.Name}
+		o.Revision = rev
+		objs[i] = o
 	}
-	vars := make([]model.FluxVarUse, 0, len(r.Vars))
-	for _, v := range r.Vars {
-		vars = append(vars, model.FluxVarUse{Var: v.Var, Kind: v.Kind, Namespace: v.Namespace, Name: v.Name})
-	}
-	return objs, vars
+	return objs, append([]model.FluxVarUse(nil), r.Vars...)
 }

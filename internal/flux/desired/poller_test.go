@@ -113,7 +113,7 @@ func TestPollerBuildsOncePerArtifact(t *testing.T) {
 	}
 	// A new revision: built again.
 	f.serve(reg("app/s.yaml", secretYAML("db", "A", "B")))
-	if d := f.round(); !d.Judged() || !slices.Equal(d.Objects[0].DataKeys, []string{"A", "B"}) {
+	if d := f.round(); !d.Judged() || !slices.Equal(d.Objects[0].Keys, []string{"A", "B"}) {
 		t.Fatalf("after a commit: %+v", d)
 	}
 	// A spec change (another BuildKey): built again from what the apiserver says.

@@ -83,18 +83,18 @@ func GitRepository(ns, name string) *model.FluxSource {
 }
 
 // Build is the build of Kustomization ns/name at Revision1 with objs.
-func Build(ns, name string, objs ...model.FluxDesiredObject) FluxBuild {
+func Build(ns, name string, objs ...model.Declared) FluxBuild {
 	return FluxBuild{KS: model.Ref{Namespace: ns, Name: name}, Desired: model.FluxDesired{Revision: Revision1, Objects: objs}}
 }
 
 // FluxSecret is a Secret of a build with key names.
-func FluxSecret(ns, name string, keys ...string) model.FluxDesiredObject {
-	return model.FluxDesiredObject{Kind: "Secret", Namespace: ns, Name: name, DataKeys: keys}
+func FluxSecret(ns, name string, keys ...string) model.Declared {
+	return model.Declared{Kind: "Secret", Namespace: ns, Name: name, Keys: keys}
 }
 
 // FluxES is an ExternalSecret of a build writing its own name with spec.data
 // entries keys.
-func FluxES(ns, name string, keys ...string) model.FluxDesiredObject {
-	return model.FluxDesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: ns, Name: name,
+func FluxES(ns, name string, keys ...string) model.Declared {
+	return model.Declared{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: ns, Name: name,
 		ES: &model.ESWrites{Target: name, CreationPolicy: "Owner", DeletionPolicy: "Retain", DataKeys: keys, HasSpecData: true}}
 }

@@ -13,22 +13,24 @@ import (
 // release are distinct records), the given status (deployed, superseded,
 // failed, pending-upgrade, ...) and expectations; no decode error; metadata
 // as Meta.
-func HelmRelease(ns, rel string, rev int, status string, exps ...model.HelmExpectation) *model.HelmRelease {
-	return &model.HelmRelease{ObjectMeta: Meta(ns, fmt.Sprintf("sh.helm.release.v1.%s.v%d", rel, rev)),
+func HelmRelease(ns, rel string, rev int, status string, exps ...model.Declared) *model.HelmRelease {
+	h := &model.HelmRelease{ObjectMeta: Meta(ns, fmt.Sprintf("sh.helm.release.v1.%s.v%d", rel, rev)),
 		Release: rel, Revision: rev, Status: status, Expectations: exps}
+	h.StampExpectations()
+	return h
 }
 
 // HelmSecret is a Secret of a release's rendered manifest with the given
 // data and stringData keys (ns "" means the release's namespace).
-func HelmSecret(ns, name string, keys ...string) model.HelmExpectation {
-	return model.HelmExpectation{Kind: "Secret", Namespace: ns, Name: name, Keys: keys}
+func HelmSecret(ns, name string, keys ...string) model.Declared {
+	return model.Declared{Kind: "Secret", Namespace: ns, Name: name, Keys: keys}
 }
 
 // HelmES is an ExternalSecret of a release's rendered manifest writing target
 // ("" means its name), whose spec.data secretKeys are keys, with no template
 // and the CRD's default policies (Owner, Retain).
-func HelmES(ns, name, target string, keys ...string) model.HelmExpectation {
-	return model.HelmExpectation{Kind: "ExternalSecret", Namespace: ns, Name: name, ES: ESWrites(name, target, keys...)}
+func HelmES(ns, name, target string, keys ...string) model.Declared {
+	return model.Declared{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: ns, Name: name, ES: ESWrites(name, target, keys...)}
 }
 
 // ESWrites is what an ExternalSecret named name without a template writes:
@@ -111,7 +113,7 @@ func Ignore(group, kind string, pointers, jq []string) model.IgnoreDifference {
 // object without a Revision of its own gets it.
 type Desired struct {
 	App      model.Ref
-	Objects  []model.DesiredObject
+	Objects  []model.Declared
 	Revision string
 }
 
@@ -119,21 +121,21 @@ type Desired struct {
 const Rev = "rev-1"
 
 // DesiredSecret is an Argo CD desired Secret with the given data keys.
-func DesiredSecret(ns, name string, keys ...string) model.DesiredObject {
-	return model.DesiredObject{Kind: "Secret", Namespace: ns, Name: name, DataKeys: keys}
+func DesiredSecret(ns, name string, keys ...string) model.Declared {
+	return model.Declared{Kind: "Secret", Namespace: ns, Name: name, Keys: keys}
 }
 
 // DesiredES is an Argo CD desired ExternalSecret writing target ("" means
 // its name) whose spec.data secretKeys are keys (ESWrites).
-func DesiredES(ns, name, target string, keys ...string) model.DesiredObject {
-	return model.DesiredObject{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: ns, Name: name,
+func DesiredES(ns, name, target string, keys ...string) model.Declared {
+	return model.Declared{Group: "external-secrets.io", Kind: "ExternalSecret", Namespace: ns, Name: name,
 		ES: ESWrites(name, target, keys...)}
 }
 
 // AppDelivered makes the Application say it delivered revision rev to objs:
 // status.sync Synced at rev, the last operation Succeeded at rev (finished at
 // T0) with objs in its syncResult as Synced.
-func AppDelivered(rev string, objs ...model.DesiredObject) AppOption {
+func AppDelivered(rev string, objs ...model.Declared) AppOption {
 	return func(a *model.ArgoApp) {
 		a.SyncStatus, a.SyncRevision = "Synced", rev
 		a.OperationPhase, a.OperationFinishedAt, a.OperationRevision = "Succeeded", T0, rev
@@ -146,7 +148,7 @@ func AppDelivered(rev string, objs ...model.DesiredObject) AppOption {
 // AppBehind makes the Application one commit behind: status.sync OutOfSync
 // at current, the last operation Succeeded at synced (finished at T0) with
 // objs in its syncResult; nothing applied current (a manual sync not yet run).
-func AppBehind(synced, current string, objs ...model.DesiredObject) AppOption {
+func AppBehind(synced, current string, objs ...model.Declared) AppOption {
 	return func(a *model.ArgoApp) {
 		AppDelivered(synced, objs...)(a)
 		a.SyncStatus, a.SyncRevision = "OutOfSync", current

@@ -199,7 +199,7 @@ func TestStoreAndAvailability(t *testing.T) {
 	s := mt.NewStore(t, mt.Secret("shop", "db", "A"), []*model.Pod{mt.Pod("shop", "p", mt.Env("db", "A"))},
 		mt.ES("shop", "db"), mt.SecretStore("shop", "vault"), mt.ClusterSecretStore("vault"), mt.ServiceAccount("shop", "sa"),
 		mt.HelmRelease("shop", "rel", 1, "deployed"), mt.App("argocd", "shop"), mt.Namespace("shop"),
-		[]any{mt.Desired{App: app, Objects: []model.DesiredObject{{Kind: "Secret", Namespace: "shop", Name: "db"}}}},
+		[]any{mt.Desired{App: app, Objects: []model.Declared{{Kind: "Secret", Namespace: "shop", Name: "db"}}}},
 		mt.Kustomization("flux-system", "apps"), mt.GitRepository("flux-system", "apps"),
 		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "oci"), Kind: "OCIRepository"},
 		&model.FluxSource{ObjectMeta: mt.Meta("flux-system", "bucket"), Kind: "Bucket"},

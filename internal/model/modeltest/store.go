@@ -47,7 +47,7 @@ func Upsert(t testing.TB, s *model.Store, record any) {
 		if rev == "" {
 			rev = Rev
 		}
-		objs := make([]model.DesiredObject, len(x.Objects))
+		objs := make([]model.Declared, len(x.Objects))
 		for i, o := range x.Objects {
 			if o.Revision == "" {
 				o.Revision = rev

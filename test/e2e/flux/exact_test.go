@@ -14,6 +14,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/flux/desired"
+	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 )
 
@@ -426,7 +427,7 @@ func srcKind(l layout) string {
 // expectedUndetermined: the layout names the object (kind/name, or a
 // prefix of it for a generated name) among those driftwatch cannot
 // determine.
-func expectedUndetermined(l layout, o desired.Object) bool {
+func expectedUndetermined(l layout, o model.Declared) bool {
 	for _, u := range l.undetermined {
 		if strings.HasPrefix(o.Kind+"/"+o.Name, u) {
 			return true
@@ -435,12 +436,12 @@ func expectedUndetermined(l layout, o desired.Object) bool {
 	return false
 }
 
-func sortedKeys(o desired.Object) []string {
+func sortedKeys(o model.Declared) []string {
 	var keys []string
 	if o.ES != nil {
 		keys = append(keys, o.ES.DataKeys...)
 	} else {
-		keys = append(keys, o.DataKeys...)
+		keys = append(keys, o.Keys...)
 	}
 	sort.Strings(keys)
 	return keys
