@@ -27,7 +27,7 @@ import (
 	dwcollectors "github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/agent"
-	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/argocd/apiclient"
 	"github.com/driftwatch/driftwatch/internal/cli"
 	"github.com/driftwatch/driftwatch/internal/demo"
 	"github.com/driftwatch/driftwatch/internal/flux"
@@ -127,9 +127,9 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", "", "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")
 	fs.StringVar(&o.argo.CAFile, "argocd-ca-file", "", "CA bundle to verify the Argo CD API's certificate")
 	fs.BoolVar(&o.argo.Insecure, "argocd-insecure", false, "skip TLS verification of the Argo CD API and allow http:// (testing only)")
-	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", argocd.DefaultInterval, "interval between rounds of Argo CD API polling")
-	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", argocd.DefaultTimeout, "timeout of one Argo CD API call")
-	fs.Float64Var(&o.argo.RPS, "argocd-rps", argocd.DefaultRPS, "maximum Argo CD API requests per second")
+	fs.DurationVar(&o.argo.PollInterval, "argocd-poll-interval", apiclient.DefaultInterval, "interval between rounds of Argo CD API polling")
+	fs.DurationVar(&o.argo.Timeout, "argocd-timeout", apiclient.DefaultTimeout, "timeout of one Argo CD API call")
+	fs.Float64Var(&o.argo.RPS, "argocd-rps", apiclient.DefaultRPS, "maximum Argo CD API requests per second")
 	fs.BoolVar(&o.flux.Artifacts, "flux-artifacts", true, "read the artifacts Flux's source-controller serves (status.artifact.url) and build them with Flux's own kustomize for what Kustomizations apply: the flux expectation source and the Flux detectors")
 	fs.StringVar(&o.flux.Namespace, "flux-namespace", flux.DefaultNamespace, "namespace of Flux's controllers: artifact URLs must name its source-controller or source-watcher Service (or --flux-allowed-hosts)")
 	fs.StringVar(&o.fluxHosts, "flux-allowed-hosts", "", "comma-separated hosts (host or host:port) artifacts may also be downloaded from")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/collectors"
 	"github.com/driftwatch/driftwatch/internal/argocd"
+	"github.com/driftwatch/driftwatch/internal/argocd/apiclient"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -46,7 +47,7 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	c, err := argocd.NewClient(argocd.ClientConfig{
+	c, err := apiclient.NewClient(apiclient.ClientConfig{
 		Server: cfg.Server, TokenFile: cfg.TokenFile, CAFile: cfg.CAFile, Insecure: cfg.Insecure,
 		Interval: cfg.PollInterval, Timeout: cfg.Timeout, RPS: cfg.RPS, Logger: log.With("component", "argocd"), Transport: cfg.Transport,
 	})
@@ -57,7 +58,7 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 		return fmt.Errorf("argocd: register metrics: %w", err)
 	}
 	log.Info("argocd: polling the API for desired state", "server", cfg.Server)
-	var sink argocd.Sink = a.Store
+	var sink apiclient.Sink = a.Store
 	if a.owns != nil {
 		sink = ownSink{Store: a.Store, owns: a.owns}
 	}

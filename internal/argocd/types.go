@@ -1,9 +1,11 @@
-// Package argocd is driftwatch's side of Argo CD: small local mirrors of the
-// Application type (types.go: only the fields driftwatch reads;
-// test/apicompat/argocd proves them against Argo CD's own Go types) and the
-// poller of the Argo CD API (client.go: the target states of managed resources,
-// reduced to key names as they are read, for the argocd expectation source).
-// What an ignoreDifferences path means lives in ignorepath and syncpatch.
+// Package argocd is driftwatch's vocabulary of Argo CD, at the bottom of the
+// import graph: small local mirrors of the Application type and the API's
+// answers (only the fields driftwatch reads; test/apicompat/argocd proves them
+// against Argo CD's own Go types) and the predicates on them (DesiredKind). It
+// does no I/O: the poller of the Argo CD API and its HTTP client are
+// internal/argocd/apiclient (the target states of managed resources, reduced
+// to key names as they are read, for the argocd expectation source). What an
+// ignoreDifferences path means lives in ignorepath and syncpatch.
 package argocd
 
 import (
@@ -127,4 +129,12 @@ type ResourceDiff struct {
 	TargetState string `json:"targetState,omitempty"`
 	LiveState   string `json:"liveState,omitempty"`
 	Hook        bool   `json:"hook,omitempty"`
+}
+
+// DesiredKind reports whether driftwatch reads the desired state of objects of
+// group and kind: Secrets and ExternalSecrets (what apiclient.DesiredFromTargetState
+// decodes). The Application transform, the shards' reduction of Applications
+// and the choice of Applications to poll ask it too.
+func DesiredKind(group, kind string) bool {
+	return (kind == "Secret" && group == "") || (kind == "ExternalSecret" && group == "external-secrets.io")
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/internal/flux"
-	"github.com/driftwatch/driftwatch/internal/flux/desired"
+	"github.com/driftwatch/driftwatch/internal/flux/build"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/transform"
 )
@@ -35,7 +35,7 @@ type Options struct {
 	// from (--flux-source): each is built from it with Flux's own build, as
 	// the agent builds the artifact (nil: not built; judged from the
 	// Kustomization alone).
-	FluxSource desired.FS
+	FluxSource build.FS
 
 	// beforeDetector is collectors.Config.BeforeDetector (tests inject a
 	// failing detector with it).
@@ -609,7 +609,7 @@ func (e *evaluation) kustomization(d *Doc, ns string) {
 // reports false, with an assumption, when the build fails: the Kustomization
 // is then judged from its spec alone.
 func (e *evaluation) builtKustomization(d *Doc, ns string, rec *model.FluxKustomization, obj map[string]any) bool {
-	res, err := desired.Build(obj, e.opts.FluxSource)
+	res, err := build.Build(obj, e.opts.FluxSource)
 	if err != nil {
 		e.report.Assumptions = append(e.report.Assumptions, Assumption{Rule: "flux_ignore_trap",
 			Message:   fmt.Sprintf("Kustomization %s/%s is not built from --flux-source (%v): judged from its spec alone", ns, d.Name, err),

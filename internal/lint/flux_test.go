@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftwatch/driftwatch/internal/flux/desired"
+	"github.com/driftwatch/driftwatch/internal/flux/build"
 )
 
 // With --flux-source a Kustomization is built with the agent's build (Flux's
@@ -30,7 +30,7 @@ spec:
 	// kustomize-controller matches spec.ignore targets on the object it
 	// applies: the build renames db to eu-db.
 	in := ks("by-applied-name", "eu-db") + "---\n" + ks("by-git-name", "db")
-	src := desired.FS{
+	src := build.FS{
 		"apps/kustomization.yaml": []byte("resources: [es.yaml]\nnamePrefix: eu-\n"),
 		"apps/es.yaml": []byte("apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: db}\nspec:\n" +
 			"  secretStoreRef: {name: s, kind: SecretStore}\n  target: {name: db}\n  data:\n  - {secretKey: A, remoteRef: {key: a}}\n"),

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/build"
 	"hash"
 	"io"
 	"net"
@@ -345,7 +346,7 @@ func parseDigest(d string) (digestSpec, *FetchError) {
 //
 // The downloaded tarball is zeroed before Fetch returns, on every path.
 // The caller owns the FS and calls Wipe once done with it.
-func (f *Fetcher) Fetch(ctx context.Context, a flux.Artifact) (FS, error) {
+func (f *Fetcher) Fetch(ctx context.Context, a flux.Artifact) (build.FS, error) {
 	u, dg, ferr := f.check(a)
 	if ferr != nil {
 		return nil, ferr
@@ -466,16 +467,6 @@ func netDetail(ctx context.Context, err error) string {
 	return "network error"
 }
 
-// Wipe zeroes every file's bytes and deletes the entries: the caller calls
-// it once the build is done with the FS (slices taken from it read zeros
-// afterwards).
-func (fs FS) Wipe() {
-	for k, v := range fs {
-		clear(v)
-		delete(fs, k)
-	}
-}
-
 // ctxCheckEvery: the inflating reader checks the context at least this often
 // (bytes inflated).
 const ctxCheckEvery = 64 << 10
@@ -575,7 +566,7 @@ func sparse(h *tar.Header) bool {
 // stream, an empty stream, a bad tar header, a truncated entry, ctx done:
 // FetchFailed. Data after the tar's end-of-archive blocks (or after the
 // last complete entry) is not read.
-func ReadTarGz(ctx context.Context, b []byte, l Limits) (FS, error) {
+func ReadTarGz(ctx context.Context, b []byte, l Limits) (build.FS, error) {
 	l = l.withDefaults()
 	if int64(len(b)) > l.Compressed {
 		return nil, limitErr("compressed size %d bytes is over the limit of %d bytes", len(b), l.Compressed)
@@ -590,8 +581,8 @@ func ReadTarGz(ctx context.Context, b []byte, l Limits) (FS, error) {
 	defer zr.Close()
 	cr := &inflateCounter{r: zr, ctx: ctx, max: l.Inflated}
 	tr := tar.NewReader(cr)
-	fs := FS{}
-	fail := func(e *FetchError) (FS, error) {
+	fs := build.FS{}
+	fail := func(e *FetchError) (build.FS, error) {
 		fs.Wipe()
 		return nil, e
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/build"
 	"io"
 	"net"
 	"net/http"
@@ -264,7 +265,7 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
-func asStrings(fs FS) map[string]string {
+func asStrings(fs build.FS) map[string]string {
 	out := map[string]string{}
 	for k, v := range fs {
 		out[k] = string(v)
@@ -879,7 +880,7 @@ func TestReadTarGzLimits(t *testing.T) {
 }
 
 // checkLimits asserts an FS respects l and holds only clean relative paths.
-func checkLimits(t testing.TB, fs FS, l Limits) {
+func checkLimits(t testing.TB, fs build.FS, l Limits) {
 	t.Helper()
 	if len(fs) > l.Entries {
 		t.Fatalf("%d files, limit %d entries", len(fs), l.Entries)
@@ -1088,7 +1089,7 @@ func TestWipe(t *testing.T) {
 	if !bytes.Equal(kept, make([]byte, len(kept))) {
 		t.Fatalf("bytes after Wipe: %q", kept)
 	}
-	FS(nil).Wipe() // no panic
+	build.FS(nil).Wipe() // no panic
 }
 
 func TestFetchErrorAPI(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/driftwatch/driftwatch/internal/flux/build"
 )
 
 // ReadDir reads a checkout of a source (agent lint --flux-source) into an FS
@@ -14,9 +16,9 @@ import (
 // the artifact limits (l, defaults for zero fields); symlinks, devices and
 // the .git folder are left out. A limit broken is a FetchError with reason
 // limit.
-func ReadDir(root string, l Limits) (FS, error) {
+func ReadDir(root string, l Limits) (build.FS, error) {
 	l = l.withDefaults()
-	out := FS{}
+	out := build.FS{}
 	var total int64
 	entries := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

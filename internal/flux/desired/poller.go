@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/build"
 	"log/slog"
 	"slices"
 	"sort"
@@ -164,7 +165,7 @@ func (p *Poller) Round(ctx context.Context, s Store) {
 				set = append(set, verdict{ref, p.unjudged(ref, prev, reason, detail, rev, digest, k.BuildKey, now)})
 			}
 			if !slices.Contains(flux.SourceKinds, k.SourceKind) {
-				unjudged(flux.UnjudgedSourceKind, fmt.Sprintf("sourceRef kind %q is not one driftwatch reads", truncate(k.SourceKind)), "", "")
+				unjudged(flux.UnjudgedSourceKind, fmt.Sprintf("sourceRef kind %q is not one driftwatch reads", build.Truncate(k.SourceKind)), "", "")
 				continue
 			}
 			if res := model.FluxSourceResource(k.SourceKind); p.Available != nil && !p.Available(res) {
@@ -199,7 +200,7 @@ func (p *Poller) Round(ctx context.Context, s Store) {
 	// One download per artifact (digest) per round: sources that serve the
 	// same content share it; an error belongs to the URL that gave it.
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].a.Digest < jobs[j].a.Digest })
-	var cur FS
+	var cur build.FS
 	var curDigest string
 	have := false
 	defer func() { cur.Wipe() }()
@@ -248,7 +249,7 @@ func (*skipped) Error() string { return "backing off" }
 
 // fetch downloads an artifact unless it broke a limit before or its backoff
 // runs.
-func (p *Poller) fetch(ctx context.Context, a flux.Artifact, now time.Time) (FS, error) {
+func (p *Poller) fetch(ctx context.Context, a flux.Artifact, now time.Time) (build.FS, error) {
 	if why, ok := p.limited[a.Digest]; ok && a.Digest != "" {
 		return nil, &FetchError{Reason: flux.FetchLimit, Detail: why + " (remembered: not fetched again)"}
 	}
@@ -325,7 +326,7 @@ func retryable(reason string) bool {
 }
 
 // build reads the Kustomization and builds it from fs within BuildTimeout.
-func (p *Poller) build(ctx context.Context, j job, fs FS, now time.Time) *model.FluxDesired {
+func (p *Poller) build(ctx context.Context, j job, fs build.FS, now time.Time) *model.FluxDesired {
 	if p.GetKustomization == nil {
 		return p.unjudged(j.ks, j.prev, flux.UnjudgedSpecUnreadable, "no apiserver client to read the Kustomization", j.a.Revision, j.a.Digest, j.key, now)
 	}
@@ -341,12 +342,12 @@ func (p *Poller) build(ctx context.Context, j job, fs FS, now time.Time) *model.
 		return p.unjudged(j.ks, j.prev, flux.UnjudgedLimit, why, j.a.Revision, j.a.Digest, key, now)
 	}
 	type out struct {
-		r   Result
+		r   build.Result
 		err error
 	}
 	done := make(chan out, 1)
 	go func() {
-		r, err := Build(obj, fs)
+		r, err := build.Build(obj, fs)
 		done <- out{r, err}
 	}()
 	timer := time.NewTimer(p.BuildTimeout)
@@ -365,7 +366,7 @@ func (p *Poller) build(ctx context.Context, j job, fs FS, now time.Time) *model.
 	}
 	if o.err != nil {
 		reason, detail := flux.UnjudgedBuildFailed, "the build failed"
-		var be *BuildError
+		var be *build.BuildError
 		if errors.As(o.err, &be) {
 			reason, detail = be.Reason, be.Detail
 		}
@@ -448,7 +449,7 @@ func firstUndetermined(objs []model.Declared) string {
 // desiredObjects stamps a build's objects with the Kustomization that
 // declares them and the revision built (the build itself may be shared by
 // several Kustomizations).
-func desiredObjects(ks model.Ref, rev string, r Result) ([]model.Declared, []model.FluxVarUse) {
+func desiredObjects(ks model.Ref, rev string, r build.Result) ([]model.Declared, []model.FluxVarUse) {
 	objs := make([]model.Declared, len(r.Objects))
 	for i, o := range r.Objects {
 		o.Source = model.SourceRef{Kind: model.SourceKustomization, Namespace: ks.Namespace, Name: ks.Name}

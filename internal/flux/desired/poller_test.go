@@ -279,3 +279,12 @@ func TestPollerBuildTimeout(t *testing.T) {
 		t.Fatalf("built again after a timeout: %+v", d)
 	}
 }
+
+// secretYAML is a Secret manifest with stringData keys (values "v").
+func secretYAML(name string, keys ...string) string {
+	s := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\nstringData:\n"
+	for _, k := range keys {
+		s += "  " + k + ": v\n"
+	}
+	return s
+}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/driftwatch/driftwatch/internal/flux"
+	"github.com/driftwatch/driftwatch/internal/flux/build"
 	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
@@ -297,7 +298,7 @@ func TestFluxBuildExactness(t *testing.T) {
 			t.Fatal(err)
 		}
 		t0 := time.Now()
-		res, err := desired.Build(obj.Object, fs)
+		res, err := build.Build(obj.Object, fs)
 		took := time.Since(t0)
 		if err != nil {
 			t.Errorf("%s: driftwatch's build fails where kustomize-controller applied %s: %v", l.name, ks.LastApplied, err)

@@ -1,4 +1,4 @@
-package desired
+package build
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package argocd
+package apiclient
 
 import (
 	"bytes"

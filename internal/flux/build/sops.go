@@ -1,4 +1,4 @@
-package desired
+package build
 
 // SOPS. driftwatch never decrypts. kustomize-controller decrypts, when the
 // Kustomization sets spec.decryption.provider sops, the files its

@@ -1,4 +1,6 @@
-package desired
+// Package build builds the desired state of a Flux Kustomization with Flux's
+// own code; internal/flux/desired fetches the artifacts it builds and polls.
+package build
 
 // The desired state of a Flux Kustomization, built by Flux's own code: the
 // generator and build of github.com/fluxcd/pkg/kustomize (the version
@@ -11,7 +13,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/driftwatch/driftwatch/internal/flux"
 	"path"
 	"reflect"
 	"regexp"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/parse"
 )
@@ -33,6 +35,16 @@ import (
 // FS holds the files of an artifact: cleaned slash-separated paths relative
 // to the artifact's root, without a leading "./" or "/", to their contents.
 type FS map[string][]byte
+
+// Wipe zeroes every file's bytes and deletes the entries: the caller calls
+// it once the build is done with the FS (slices taken from it read zeros
+// afterwards).
+func (fs FS) Wipe() {
+	for k, v := range fs {
+		clear(v)
+		delete(fs, k)
+	}
+}
 
 // Result is a build's value-free outcome.
 type Result struct {
@@ -87,10 +99,10 @@ func Build(ks map[string]any, files FS) (res Result, err error) {
 	p, _ := spec["path"].(string)
 	rel := cleanRel(p)
 	if rel == ".." {
-		return Result{}, buildErr(flux.UnjudgedBuildFailed, "spec.path %q is outside the source", truncate(p))
+		return Result{}, buildErr(flux.UnjudgedBuildFailed, "spec.path %q is outside the source", Truncate(p))
 	}
 	if !isDir(files, rel) {
-		return Result{}, buildErr(flux.UnjudgedBuildFailed, "spec.path %q not found in the artifact", truncate(p))
+		return Result{}, buildErr(flux.UnjudgedBuildFailed, "spec.path %q not found in the artifact", Truncate(p))
 	}
 	comps, _, _ := unstructured.NestedStringSlice(spec, "components")
 	if where, ok := remoteReference(files, rel, comps); ok {
@@ -179,7 +191,7 @@ func kustomize(ks map[string]any, files FS, rel string, variant standInVariant) 
 			}
 		}
 		if err := fs.WriteFile(path.Join(srcRoot, p), b); err != nil {
-			return nil, buildErr(flux.UnjudgedBuildFailed, "the artifact holds a path the build cannot place (%s)", truncate(p))
+			return nil, buildErr(flux.UnjudgedBuildFailed, "the artifact holds a path the build cannot place (%s)", Truncate(p))
 		}
 		written[path.Join(srcRoot, p)] = len(b)
 	}
@@ -372,7 +384,7 @@ func substitute(r *resource.Resource, post postBuild, nonce string) ([]byte, str
 	out, err := generator.SubstituteVariables(context.Background(), nil, u, c,
 		generator.SubstituteWithDryRun(true), generator.SubstituteWithStrict(true), generator.SubstituteWithAlways(post.always))
 	if err != nil {
-		return nil, "", buildErr(flux.UnjudgedBuildFailed, "postBuild substitution fails on %s %s", r.GetKind(), truncate(r.GetName()))
+		return nil, "", buildErr(flux.UnjudgedBuildFailed, "postBuild substitution fails on %s %s", r.GetKind(), Truncate(r.GetName()))
 	}
 	if out == nil {
 		return nil, "", nil
@@ -548,8 +560,8 @@ func merged(a, b map[string]string) map[string]string {
 	return out
 }
 
-// truncate bounds a path or name quoted in a detail.
-func truncate(s string) string {
+// Truncate bounds a path or name quoted in a detail.
+func Truncate(s string) string {
 	if len(s) > 200 {
 		return s[:200] + "…"
 	}

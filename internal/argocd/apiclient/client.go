@@ -1,4 +1,4 @@
-package argocd
+package apiclient
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/time/rate"
 
+	"github.com/driftwatch/driftwatch/internal/argocd"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/internal/parse"
 )
@@ -327,7 +327,7 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 	c.up.Store(true)
 	var out []model.Declared
 	for _, it := range items {
-		if !DesiredKind(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
+		if !argocd.DesiredKind(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
 			// Not a Secret/ExternalSecret, not in Git (to be pruned), or a sync
 			// hook: run by a sync (and possibly deleted after it), not desired
 			// state.
@@ -352,14 +352,6 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// DesiredKind reports whether driftwatch reads the desired state of objects of
-// group and kind: Secrets and ExternalSecrets (what DesiredFromTargetState
-// decodes). The Application transform, the shards' reduction of Applications
-// and the choice of Applications to poll ask it too.
-func DesiredKind(group, kind string) bool {
-	return (kind == "Secret" && group == "") || (kind == "ExternalSecret" && group == "external-secrets.io")
 }
 
 // managedItem is ResourceDiff without liveState and the other states: the decoder
@@ -420,7 +412,7 @@ func DesiredFromTargetState(group, kind, namespace, name, targetState string) (m
 	if len(targetState) > MaxTargetStateBytes {
 		return d, fmt.Errorf("targetState larger than %d bytes", MaxTargetStateBytes)
 	}
-	if !DesiredKind(group, kind) {
+	if !argocd.DesiredKind(group, kind) {
 		return d, fmt.Errorf("kind %s/%s is not read", group, kind)
 	}
 	buf := []byte(targetState)
@@ -434,20 +426,6 @@ func DesiredFromTargetState(group, kind, namespace, name, targetState string) (m
 		return d, errors.New("targetState is not a JSON object")
 	}
 	return got, nil
-}
-
-func sortUnique(s []string) []string {
-	if len(s) == 0 {
-		return s
-	}
-	sort.Strings(s)
-	out := s[:1]
-	for _, v := range s[1:] {
-		if v != out[len(out)-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // PollOnce polls each Application once, in order, and records the result in sink,

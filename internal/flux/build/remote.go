@@ -1,4 +1,4 @@
-package desired
+package build
 
 // Remote bases are never fetched: kustomize would GET a remote file over HTTP
 // and run `git clone` for a remote folder from the agent's network position
