@@ -5,7 +5,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
 )
@@ -95,82 +94,6 @@ func TestFluxClaimsAndLookAlikes(t *testing.T) {
 			}
 			if !reflect.DeepEqual(flux, want) {
 				t.Errorf("missing keys from flux %v, want %v", flux, want)
-			}
-		})
-	}
-}
-
-func TestFluxNeverUpdated(t *testing.T) {
-	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
-	inp := func(o model.FluxDesiredObject) model.FluxDesiredObject {
-		return withAnn(o, flux.AnnotationSSA, flux.SSAIfNotPresent)
-	}
-	cases := []struct {
-		name  string
-		build mt.FluxBuild
-		live  []any
-		want  []string
-	}{
-		{name: "IfNotPresent Secret and ExternalSecret, Git added entries",
-			build: mt.Build(fluxNS, "apps", inp(mt.FluxSecret(appNS, "db", "A", "B")), inp(mt.FluxES(appNS, "api", "X", "Y"))),
-			live:  []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X"))},
-			want:  []string{"Secret/db ssa_if_not_present git [B]", "ExternalSecret/api ssa_if_not_present git [Y]"}},
-		{name: "IfNotPresent that Git never changed: quiet",
-			build: mt.Build(fluxNS, "apps", inp(mt.FluxSecret(appNS, "db", "A")), inp(mt.FluxES(appNS, "api", "X"))),
-			live:  []any{mt.Secret(appNS, "db", "A", "EXTRA"), mt.ES(appNS, "api", mt.ESData("X"))}},
-		{name: "IfNotPresent not created yet: not its doing",
-			build: mt.Build(fluxNS, "apps", inp(mt.FluxSecret(appNS, "db", "A")))},
-		{name: "reconcile disabled on the live object",
-			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
-			live:  []any{mt.Annotate(mt.Secret(appNS, "db", "A"), flux.AnnotationReconcile, "disabled")},
-			want:  []string{"Secret/db reconcile_disabled cluster [B]"}},
-		{name: "ssa Ignore in Git, never created",
-			build: mt.Build(fluxNS, "apps", withAnn(mt.FluxSecret(appNS, "db", "A"), flux.AnnotationSSA, flux.SSAIgnore)),
-			want:  []string{"Secret/db ssa_ignore git [A] absent"}},
-		// fluxcd/pkg/ssa matches its selectors on labels too, values
-		// case-insensitively (utils.AnyInMetadata).
-		{name: "IfNotPresent as a label in Git, value in another case",
-			build: mt.Build(fluxNS, "apps", func() model.FluxDesiredObject {
-				o := mt.FluxSecret(appNS, "db", "A", "B")
-				o.Labels = map[string]string{flux.AnnotationSSA: "ifnotpresent"}
-				return o
-			}()),
-			live: []any{mt.Secret(appNS, "db", "A")},
-			want: []string{"Secret/db ssa_if_not_present git [B]"}},
-		{name: "reconcile disabled as a label on the live object",
-			build: mt.Build(fluxNS, "apps", mt.FluxES(appNS, "api", "X", "Y")),
-			live:  []any{mt.Label(mt.ES(appNS, "api", mt.ESData("X")), flux.AnnotationReconcile, "Disabled")},
-			want:  []string{"ExternalSecret/api reconcile_disabled cluster [Y]"}},
-		{name: "IfNotPresent on the live object only: applied (read on the object in Git only)",
-			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
-			live:  []any{mt.Annotate(mt.Secret(appNS, "db", "A"), flux.AnnotationSSA, flux.SSAIfNotPresent)}},
-		{name: "no skip annotation: not this detector's",
-			build: mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B")),
-			live:  []any{mt.Secret(appNS, "db", "A")}},
-		{name: "undetermined (patched): quiet",
-			build: mt.Build(fluxNS, "apps", func() model.FluxDesiredObject {
-				o := inp(mt.FluxSecret(appNS, "db", "A", "B"))
-				o.Undetermined = "a patch"
-				return o
-			}()),
-			live: []any{mt.Secret(appNS, "db", "A")}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := fluxStore(t, mt.Kustomization(fluxNS, "apps", manages...), mt.GitRepository(fluxNS, "apps"), c.build, c.live...)
-			got := mt.Read(s, func(v model.View) []string {
-				var out []string
-				for _, n := range FluxNeverUpdatedObjects(v) {
-					line := n.Kind + "/" + n.Name + " " + n.Reason + " " + n.SetIn + " " + sprint(n.Missing)
-					if n.Absent {
-						line += " absent"
-					}
-					out = append(out, line)
-				}
-				return out
-			})
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("got %q, want %q", got, c.want)
 			}
 		})
 	}
