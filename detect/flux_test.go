@@ -110,50 +110,6 @@ func sprint(s []string) string {
 	return out + "]"
 }
 
-func TestFluxIgnoreTraps(t *testing.T) {
-	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B"), mt.FluxES(appNS, "api", "X", "Y"))
-	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
-	short := []any{mt.Secret(appNS, "db", "A"), mt.ES(appNS, "api", mt.ESData("X"))}
-	full := []any{mt.Secret(appNS, "db", "A", "B"), mt.ES(appNS, "api", mt.ESData("X", "Y"))}
-	cases := []struct {
-		name string
-		ks   []mt.KSOption
-		live []any
-		want []string
-	}{
-		{name: "whole lists, biting", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "api", "/spec/data"), mt.KSIgnore("Secret", "", "/data")}, live: short,
-			want: []string{"ExternalSecret /spec/data true [Y]", "Secret /data true [B]"}},
-		{name: "whole lists, not biting yet", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "", "/spec/data")}, live: full,
-			want: []string{"ExternalSecret /spec/data false []"}},
-		{name: "element, field, one key: not traps", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "", "/spec/data/0", "/spec/data/0/remoteRef/conversionStrategy"),
-			mt.KSIgnore("Secret", "", "/data/A", "/stringData")}, live: short},
-		{name: "selector matching another object", ks: []mt.KSOption{mt.KSIgnore("ExternalSecret", "other", "/spec/data")}, live: short},
-		{name: "no target: every object", ks: []mt.KSOption{mt.KSIgnore("", "", "/spec/data")}, live: short,
-			want: []string{"ExternalSecret /spec/data true [Y]"}},
-		{name: "kind regex", ks: []mt.KSOption{mt.KSIgnore("External.*", "", "/spec")}, live: short,
-			want: []string{"ExternalSecret /spec true [Y]"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := fluxStore(t, mt.Kustomization(fluxNS, "apps", append(manages, c.ks...)...), mt.GitRepository(fluxNS, "apps"), build, c.live...)
-			got := mt.Read(s, func(v model.View) []string {
-				var out []string
-				for _, tr := range FluxIgnoreTraps(v) {
-					b := "false"
-					if tr.Biting {
-						b = "true"
-					}
-					out = append(out, tr.Kind+" "+tr.Path+" "+b+" "+sprint(tr.Missing))
-				}
-				return out
-			})
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("got %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
 func TestFluxSubstitutesMissing(t *testing.T) {
 	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "HOST"))
 	build.Desired.Vars = []model.FluxVarUse{{Var: "DB_HOST", Kind: "Secret", Namespace: appNS, Name: "db"}}
