@@ -110,44 +110,6 @@ func sprint(s []string) string {
 	return out + "]"
 }
 
-func TestFluxSubstitutesMissing(t *testing.T) {
-	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "HOST"))
-	build.Desired.Vars = []model.FluxVarUse{{Var: "DB_HOST", Kind: "Secret", Namespace: appNS, Name: "db"}}
-	cases := []struct {
-		name string
-		ks   []mt.KSOption
-		live []any
-		want []string
-	}{
-		{name: "optional Secret absent", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true)},
-			want: []string{"vars DB_HOST absent"}},
-		{name: "optional Secret lacks it", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true)},
-			live: []any{mt.Secret(fluxNS, "vars", "OTHER")}, want: []string{"vars DB_HOST lacks_variable"}},
-		{name: "provided by the Secret", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true)},
-			live: []any{mt.Secret(fluxNS, "vars", "DB_HOST")}},
-		{name: "provided by another Secret", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true), mt.KSSubstituteFrom("Secret", "more", false)},
-			live: []any{mt.Secret(fluxNS, "more", "DB_HOST")}},
-		{name: "a ConfigMap may provide it: not judged", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true), mt.KSSubstituteFrom("ConfigMap", "cm", true)}},
-		{name: "required only: Flux fails loudly", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", false)}},
-		{name: "not ready: not claimed", ks: []mt.KSOption{mt.KSSubstituteFrom("Secret", "vars", true), mt.KSReady("False", "BuildFailed")}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := fluxStore(t, mt.Kustomization(fluxNS, "apps", c.ks...), mt.GitRepository(fluxNS, "apps"), build, c.live...)
-			got := mt.Read(s, func(v model.View) []string {
-				var out []string
-				for _, m := range FluxSubstitutesMissing(v) {
-					out = append(out, m.Name+" "+m.Variable+" "+m.Reason)
-				}
-				return out
-			})
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("got %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
 func TestFluxSyncedAndPending(t *testing.T) {
 	manages := []mt.KSOption{mt.KSManages("", "Secret", appNS, "db"), mt.KSManages("external-secrets.io", "ExternalSecret", appNS, "api")}
 	build := mt.Build(fluxNS, "apps", mt.FluxSecret(appNS, "db", "A", "B"), mt.FluxES(appNS, "api", "X", "Y"))
