@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
@@ -107,47 +106,4 @@ func TestIgnoreListTraps(t *testing.T) {
 			t.Fatal("silent without the Applications cache")
 		}
 	})
-}
-
-func TestNotConvergingApps(t *testing.T) {
-	now := mt.T0
-	app := func(name, sync, phase string, finished time.Time, automated bool, rev, opRev string) *model.ArgoApp {
-		a := mt.App("argocd", name)
-		a.SyncStatus, a.OperationPhase, a.OperationFinishedAt = sync, phase, finished
-		a.Automated, a.SyncRevision, a.OperationRevision = automated, rev, opRev
-		return a
-	}
-	multi := func(name string, revs, opRevs []string) *model.ArgoApp {
-		a := app(name, "OutOfSync", "Succeeded", now.Add(-time.Hour), true, "", "")
-		a.SyncRevisions, a.OperationRevisions = revs, opRevs
-		return a
-	}
-	long := now.Add(-20 * time.Minute)
-	s := mt.NewStore(t, []*model.ArgoApp{
-		app("stuck", "OutOfSync", "Succeeded", long, true, "r2", "r2"),
-		app("manual-synced", "OutOfSync", "Succeeded", long, false, "r2", "r2"),
-		// Behind a newer commit: a manual app waits for a sync, an automated one
-		// is about to get it.
-		app("manual-behind", "OutOfSync", "Succeeded", now.Add(-time.Hour), false, "r3", "r2"),
-		app("auto-behind", "OutOfSync", "Succeeded", now.Add(-time.Hour), true, "r3", "r2"),
-		// Without the synced revision, nothing to compare: not reported.
-		app("no-result", "OutOfSync", "Succeeded", long, true, "r2", ""),
-		multi("multi-stuck", []string{"a", "b"}, []string{"a", "b"}),
-		multi("multi-behind", []string{"a", "c"}, []string{"a", "b"}),
-		app("recent", "OutOfSync", "Succeeded", now.Add(-2*time.Minute), true, "r2", "r2"),
-		app("synced", "Synced", "Succeeded", now.Add(-time.Hour), true, "r2", "r2"),
-		app("failed", "OutOfSync", "Failed", now.Add(-time.Hour), true, "r2", "r2"),
-		app("running", "OutOfSync", "Running", time.Time{}, true, "r2", "r2"),
-		app("never", "OutOfSync", "", time.Time{}, false, "r2", ""),
-	})
-	var got []NotConverging
-	s.Read(func(v model.View) { got = NotConvergingApps(v, mt.All(), now, 10*time.Minute) })
-	want := []NotConverging{
-		{"argocd", "manual-synced", 1200, false},
-		{"argocd", "multi-stuck", 3600, true},
-		{"argocd", "stuck", 1200, true},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v want %+v", got, want)
-	}
 }

@@ -625,7 +625,6 @@ func (e *evaluation) builtKustomization(d *Doc, ns string, rec *model.FluxKustom
 				Locations: []Location{e.loc(d, d.Line, "")}})
 			continue
 		}
-		o.Source = model.SourceRef{Kind: model.SourceKustomization, Namespace: ns, Name: d.Name}
 		objs = append(objs, o)
 		rec.Inventory = append(rec.Inventory, model.FluxObjRef{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
 	}

@@ -229,6 +229,15 @@ func (s *Store) SetFluxDesired(ks Ref, d *FluxDesired) {
 	} else {
 		cp := *d
 		cp.Kustomization = ks
+		// Each object is stamped with the Kustomization and the revision
+		// built (a build may be shared by several Kustomizations: the
+		// caller's slice is not written).
+		cp.Objects = make([]Declared, len(d.Objects))
+		for i, o := range d.Objects {
+			o.Source = SourceRef{Kind: SourceKustomization, Namespace: ks.Namespace, Name: ks.Name}
+			o.Revision = d.Revision
+			cp.Objects[i] = o
+		}
 		f.desired[ks] = &cp
 	}
 	f.gen++

@@ -376,7 +376,7 @@ func (p *Poller) build(ctx context.Context, j job, fs build.FS, now time.Time) *
 		return p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, key, now)
 	}
 	d := &model.FluxDesired{Revision: j.a.Revision, Digest: j.a.Digest, BuildKey: key}
-	d.Objects, d.Vars = desiredObjects(j.ks, j.a.Revision, o.r)
+	d.Objects, d.Vars = o.r.Objects, o.r.Vars // the store stamps its own copy of the objects
 	if n := undetermined(d.Objects); n > 0 && p.Logger != nil {
 		p.logOnce(j.ks, "undetermined@"+j.a.Digest+key, "flux: objects of this Kustomization are undetermined: nothing is expected of them",
 			"kustomization", j.ks.Namespace+"/"+j.ks.Name, "revision", j.a.Revision, "objects", n, "why", firstUndetermined(d.Objects))
@@ -444,17 +444,4 @@ func firstUndetermined(objs []model.Declared) string {
 		}
 	}
 	return ""
-}
-
-// desiredObjects stamps a build's objects with the Kustomization that
-// declares them and the revision built (the build itself may be shared by
-// several Kustomizations).
-func desiredObjects(ks model.Ref, rev string, r build.Result) ([]model.Declared, []model.FluxVarUse) {
-	objs := make([]model.Declared, len(r.Objects))
-	for i, o := range r.Objects {
-		o.Source = model.SourceRef{Kind: model.SourceKustomization, Namespace: ks.Namespace, Name: ks.Name}
-		o.Revision = rev
-		objs[i] = o
-	}
-	return objs, append([]model.FluxVarUse(nil), r.Vars...)
 }
