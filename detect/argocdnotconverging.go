@@ -49,7 +49,7 @@ func NotConvergingApps(v model.View, avail model.Availability, now time.Time, th
 	}
 	var out []NotConverging
 	for _, app := range v.Apps() {
-		if app.DecodeErr != "" || app.SyncStatus != "OutOfSync" || app.OperationPhase != "Succeeded" ||
+		if app.DecodeErr != "" || app.Deleting || app.SyncStatus != "OutOfSync" || app.OperationPhase != "Succeeded" ||
 			app.OperationFinishedAt.IsZero() || !sameRevision(app) {
 			continue
 		}

@@ -62,6 +62,10 @@ func TestNotConvergingApps(t *testing.T) {
 		{"sync running", stuck(mt.AppOperation("Running", time.Time{}, "r2")), nil},
 		{"never synced", stuck(mt.AppOperation("", time.Time{}, "")), nil},
 		{"did not decode", stuck(func(a *model.ArgoApp) { a.DecodeErr = "decode: bad status" }), nil},
+		// Argo CD deletes what the Application manages first (its resources
+		// finalizer): OutOfSync while deleting is the deletion, not a sync that
+		// does not converge.
+		{"being deleted", stuck(func(a *model.ArgoApp) { a.Deleting = true }), nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
