@@ -2,6 +2,7 @@ package lint
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -61,6 +62,35 @@ func TestGoldenOutput(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s differs from the golden file:\n%s", name, got)
+		}
+	}
+}
+
+// TestJSONRoundTrip: a JSON report read back (lint.Finding's UnmarshalJSON)
+// writes the same bytes, and its findings name their families.
+func TestJSONRoundTrip(t *testing.T) {
+	for _, name := range []string{"rich.json", "rich.strict.json"} {
+		want, err := os.ReadFile(filepath.Join("testdata", "golden", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r JSONReport
+		if err := json.Unmarshal(want, &r); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Errorf("%s read back and written differs:\n%s", name, b.String())
+		}
+		for _, f := range r.Findings {
+			if f.Family == nil || f.Family.Name != f.Metric || f.Object.Kind == "" {
+				t.Errorf("%s: finding %s read back without its family or object: %+v", name, f.Rule, f)
+			}
 		}
 	}
 }
