@@ -343,12 +343,6 @@ func (e *evaluation) lastAppliedData(f Finding) {
 	e.add(f)
 }
 
-var effectText = map[string]string{
-	string(detect.EffectRebuildsList):          "with RespectIgnoreDifferences=true every sync rebuilds the list from live: entries added in Git never ship, while the sync reports Succeeded",
-	string(detect.EffectRebuildsListIfPresent): "with RespectIgnoreDifferences=true, whenever live has the ignored field, every sync rebuilds the list from live: entries added in Git never ship",
-	string(detect.EffectHidesNewEntries):       "without RespectIgnoreDifferences, entries added in Git leave the diff unchanged: the Application stays Synced and an automated sync never ships them",
-}
-
 func (e *evaluation) ignoreTrap(f Finding) {
 	ns, name := f.Object.Namespace, f.Object.Name
 	d := e.doc("Application", ns, name)
@@ -365,7 +359,7 @@ func (e *evaluation) ignoreTrap(f Finding) {
 	if g := f.Labels["group"]; g != "" {
 		gk = g + "/" + gk
 	}
-	f.Message = fmt.Sprintf("Application %s/%s ignores %s on %s: %s", ns, name, p, gk, effectText[f.Labels["effect"]])
+	f.Message = fmt.Sprintf("Application %s/%s ignores %s on %s: %s", ns, name, p, gk, f.Family.ValueText(f.Labels)) // the effect's text
 	f.Locations = []Location{e.loc(d, line, "ignoreDifferences "+p)}
 	e.add(f)
 }
