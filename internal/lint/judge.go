@@ -493,11 +493,11 @@ func (e *evaluation) fluxNeverUpdated(r *Rule) {
 			if o.kind == "ExternalSecret" {
 				what = "entries added to its spec.data (and any other change to it)"
 			}
-			effect := "kustomize-controller creates it once and never patches it, so " + what + " in Git later never ship"
-			if reason != flux.SkipSSAIfNotPresent {
-				effect = "kustomize-controller never applies it, not even to create it: nothing Git holds for it ships, and " + what + " in Git later never ship either"
-			}
 			labels := map[string]string{"namespace": o.meta.Namespace, "kind": o.kind, "name": o.meta.Name, "reason": reason}
+			effect := fam.ValueText(labels) + ", so " + what + " in Git later never ship" // the reason's text
+			if reason != flux.SkipSSAIfNotPresent {
+				effect = fam.ValueText(labels) + ": nothing Git holds for it ships, and " + what + " in Git later never ship either"
+			}
 			e.add(Finding{Finding: finding.New(fam, r.Detector(), labels, 1), Rule: r.ID,
 				Message: fmt.Sprintf("%s %s/%s carries %s: %s (%s): %s, while the Kustomization applying it reports the revision applied",
 					o.kind, o.meta.Namespace, o.meta.Name, key, val, as, effect),
