@@ -19,15 +19,21 @@ var (
 		Name:  "driftwatch_externalsecret_unsafe",
 		Panel: "unsafe ExternalSecrets",
 		Lint: []finding.Rule{
-			{ID: detect.UnsafeImplicitCreationPolicy, Label: "reason", Value: detect.UnsafeImplicitCreationPolicy,
-				Why: "an ExternalSecret without spec.target.creationPolicy gets Owner: ESO takes over an existing Secret of that name, and deleting the ExternalSecret garbage-collects it"},
+			// Why is the reason's text (Values) unless lint judges an offline
+			// form of it (what the rendering shows instead of the live Secret).
+			{ID: detect.UnsafeImplicitCreationPolicy, Label: "reason", Value: detect.UnsafeImplicitCreationPolicy},
 			{ID: detect.UnsafeOwnerOverExisting, Label: "reason", Value: detect.UnsafeOwnerOverExisting,
 				Why: "an ExternalSecret with creationPolicy Owner writes a Secret the rendering also defines with data: ESO takes it over and rewrites it, the next apply of the manifest rewrites it back, and deleting the ExternalSecret garbage-collects it"},
-			{ID: detect.UnsafeDeleteWithMerge, Label: "reason", Value: detect.UnsafeDeleteWithMerge,
-				Why: "deletionPolicy Delete with creationPolicy Merge: a key that disappears from the store is deleted from a Secret ESO does not own"},
+			{ID: detect.UnsafeDeleteWithMerge, Label: "reason", Value: detect.UnsafeDeleteWithMerge},
 			{ID: detect.UnsafeUnexpectedKeys, Label: "reason", Value: detect.UnsafeUnexpectedKeys,
 				Why: "an ExternalSecret with dataFrom.find writes a Secret whose manifest holds keys outside its declared driftwatch.io/expected-keys"},
 		},
+		Values: &finding.ValueTexts{Label: "reason", Text: map[string]string{
+			detect.UnsafeImplicitCreationPolicy: "an ExternalSecret without spec.target.creationPolicy gets Owner: ESO takes over an existing Secret of that name, and deleting the ExternalSecret garbage-collects it",
+			detect.UnsafeOwnerOverExisting:      "creationPolicy Owner over a Secret that existed before it, not taken over yet: ESO will delete the keys it does not manage",
+			detect.UnsafeDeleteWithMerge:        "deletionPolicy Delete with creationPolicy Merge: a key that disappears from the store is deleted from a Secret ESO does not own",
+			detect.UnsafeUnexpectedKeys:         "dataFrom.find brought keys outside the declared driftwatch.io/expected-keys",
+		}},
 		Commands: unsafeCommands,
 		Help: "1 when an ExternalSecret's configuration can destroy or leak data on adoption or deletion. " +
 			"reason: implicit_creation_policy, owner_over_existing, delete_with_merge, unexpected_keys.",
@@ -76,12 +82,10 @@ func init() {
 func emitAdoption(e *emitter, v model.View, a model.Availability, _ time.Time) {
 	for _, u := range detect.UnsafeExternalSecrets(v, a) {
 		if f := e.gauge(descUnsafe, 1, u.Namespace, u.ExternalSecret, u.Reason); f != nil {
-			f.Evidence = map[string]string{
-				detect.UnsafeImplicitCreationPolicy: "what was applied sets no spec.target.creationPolicy: Owner by default, so deleting the ExternalSecret deletes the Secret",
-				detect.UnsafeOwnerOverExisting:      "creationPolicy Owner over a Secret that existed before it, not taken over yet: ESO will delete the keys it does not manage",
-				detect.UnsafeDeleteWithMerge:        "deletionPolicy Delete with creationPolicy Merge: a key gone from the store is deleted from a Secret ESO does not own",
-				detect.UnsafeUnexpectedKeys:         fmt.Sprintf("dataFrom.find brought %d key(s) outside the declared driftwatch.io/expected-keys", u.Keys),
-			}[u.Reason]
+			f.Evidence = f.Family.ValueText(f.Labels) // the reason's text
+			if u.Reason == detect.UnsafeUnexpectedKeys {
+				f.Evidence += fmt.Sprintf(": %d key(s)", u.Keys)
+			}
 		}
 	}
 	for _, d := range detect.DuplicateCredentials(v, a) {

@@ -30,6 +30,11 @@ var (
 		Class:      "Argo CD ignore-list trap",
 		Severity:   finding.SevWarning,
 		SeverityBy: &finding.SeverityBy{Label: "effect", Values: map[string]finding.Severity{"rebuilds_list": finding.SevCritical}},
+		Values: &finding.ValueTexts{Label: "effect", Text: map[string]string{
+			string(detect.EffectRebuildsList):          "with RespectIgnoreDifferences=true every sync rebuilds the list from live: entries added in Git never ship, while the sync reports Succeeded",
+			string(detect.EffectRebuildsListIfPresent): "with RespectIgnoreDifferences=true, whenever live has the ignored field, every sync rebuilds the list from live: entries added in Git never ship",
+			string(detect.EffectHidesNewEntries):       "without RespectIgnoreDifferences, entries added in Git leave the diff unchanged: the Application stays Synced and an automated sync never ships them",
+		}},
 	})
 )
 
@@ -45,11 +50,7 @@ func emitArgoIgnoreTrap(e *emitter, v model.View, a model.Availability, _ time.T
 			respect = "true"
 		}
 		if f := e.gauge(descArgoIgnoreListTrap, 1, t.Namespace, t.Application, t.Group, t.Kind, t.Path, respect, string(t.Effect)); f != nil {
-			f.Evidence = map[detect.TrapEffect]string{
-				detect.EffectRebuildsList:          "with RespectIgnoreDifferences every sync rebuilds the list from live: entries added in Git never ship",
-				detect.EffectRebuildsListIfPresent: "with RespectIgnoreDifferences a sync rebuilds the list from live whenever live has the ignored field",
-				detect.EffectHidesNewEntries:       "the diff ignores whole list entries: entries added in Git do not make the Application OutOfSync",
-			}[t.Effect] + fmt.Sprintf(" (ignoreDifferences %s on %s)", t.Path, t.Kind)
+			f.Evidence = f.Family.ValueText(f.Labels) + fmt.Sprintf(" (ignoreDifferences %s on %s)", t.Path, t.Kind)
 		}
 	}
 }

@@ -3,7 +3,9 @@ package collectors
 import (
 	"testing"
 
+	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/finding"
+	"github.com/driftwatch/driftwatch/internal/flux"
 )
 
 // TestEveryFindingFamilyDeclaresItsText: each finding family that `agent
@@ -86,5 +88,46 @@ func TestEveryFindingFamilyHasADashboardClass(t *testing.T) {
 	}
 	if n == 0 || len(titles) == 0 {
 		t.Fatal("no listed finding family or no dashboard class")
+	}
+}
+
+// TestValueTextsCoverEveryValue: a family that declares the text of its label
+// values (finding.Family.Values) has one for every value its detector emits,
+// and every lint rule narrowed to one of them says why (its own Why or the
+// value's text).
+func TestValueTextsCoverEveryValue(t *testing.T) {
+	want := map[string][]string{
+		"driftwatch_argocd_ignore_list_trap": {string(detect.EffectRebuildsList), string(detect.EffectRebuildsListIfPresent), string(detect.EffectHidesNewEntries)},
+		"driftwatch_externalsecret_unsafe": {detect.UnsafeImplicitCreationPolicy, detect.UnsafeOwnerOverExisting, detect.UnsafeDeleteWithMerge,
+			detect.UnsafeUnexpectedKeys},
+		"driftwatch_flux_never_updated":             {flux.SkipSSAIfNotPresent, flux.SkipSSAIgnore, flux.SkipReconcileDisabled},
+		"driftwatch_flux_never_updated_in_manifest": {flux.SkipSSAIfNotPresent, flux.SkipSSAIgnore, flux.SkipReconcileDisabled},
+	}
+	for _, f := range append(finding.Catalog(), finding.LintFamilies()...) {
+		values, ok := want[f.Name]
+		if (f.Values != nil) != ok {
+			t.Errorf("%s: value texts declared %v, expected by this test %v", f.Name, f.Values != nil, ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		delete(want, f.Name)
+		for _, v := range values {
+			if f.ValueText(map[string]string{f.Values.Label: v}) == "" {
+				t.Errorf("%s: %s=%q has no text", f.Name, f.Values.Label, v)
+			}
+		}
+		if len(f.Values.Text) != len(values) {
+			t.Errorf("%s: texts for %d values, the detector emits %d", f.Name, len(f.Values.Text), len(values))
+		}
+		for _, r := range f.Lint {
+			if r.Why == "" {
+				t.Errorf("%s: rule %s says no why", f.Name, r.ID)
+			}
+		}
+	}
+	for name := range want {
+		t.Errorf("family %s is not declared", name)
 	}
 }

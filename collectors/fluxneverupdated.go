@@ -13,8 +13,19 @@ import (
 
 	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/finding"
+	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/model"
 )
+
+// fluxSkipReasons is the text of each reason kustomize-controller skips an
+// object for (flux.SkipReason: its ssa and reconcile selectors), the reason
+// label of driftwatch_flux_never_updated and of its manifest form
+// (driftwatch_flux_never_updated_in_manifest, agent lint's flux_never_updated).
+var fluxSkipReasons = &finding.ValueTexts{Label: "reason", Text: map[string]string{
+	flux.SkipSSAIfNotPresent:   "kustomize-controller creates it once and never patches it",
+	flux.SkipSSAIgnore:         "kustomize-controller never applies it, not even to create it",
+	flux.SkipReconcileDisabled: "kustomize-controller never applies it, not even to create it",
+}}
 
 var descFluxNeverUpdated = declare(finding.Family{
 	Name:     "driftwatch_flux_never_updated",
@@ -30,6 +41,7 @@ var descFluxNeverUpdated = declare(finding.Family{
 	Object:   &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"Secret", "ExternalSecret"}, NameLabel: "name"},
 	Class:    "Flux never-updated objects",
 	Severity: finding.SevCritical,
+	Values:   fluxSkipReasons,
 })
 
 func init() {
@@ -49,7 +61,7 @@ func emitFluxNeverUpdated(e *emitter, v model.View, _ model.Availability, _ time
 				state = "does not exist"
 			}
 			f.Evidence = fmt.Sprintf("Kustomization %s/%s is Ready at the revision driftwatch read, which declares this %s; the live object %s, "+
-				"and kustomize-controller skips it (%s, set in %s)", n.KSNamespace, n.KS, n.Kind, state, n.Reason, n.SetIn)
+				"and %s (%s, set in %s)", n.KSNamespace, n.KS, n.Kind, state, f.Family.ValueText(f.Labels), n.Reason, n.SetIn)
 		}
 	}
 }

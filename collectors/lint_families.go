@@ -43,6 +43,7 @@ var (
 		Object:   &finding.ObjectRef{KindLabel: "kind", Kinds: []string{"Secret", "ExternalSecret"}, NameLabel: "name"},
 		Class:    "Flux never-updated objects",
 		Severity: finding.SevWarning,
+		Values:   fluxSkipReasons,
 		LintOnly: true, Detector: detect.DetectorFluxNeverUpdated,
 	})
 )

@@ -47,6 +47,11 @@ type Family struct {
 	// SeverityBy refines the severity by the value of one label: the
 	// optionality of a missing key, the cause of a truncated last-applied.
 	SeverityBy *SeverityBy
+	// Values says what each value of one label means (the effect of an Argo
+	// CD ignore-list trap, the reason kustomize-controller skips an object):
+	// the one text of each value, which the detector's evidence and `agent
+	// lint`'s message both read (ValueText).
+	Values *ValueTexts
 	// Object says which object a series is about (for driftwatch.io/ignore):
 	// nil for families about no single object.
 	Object *ObjectRef
@@ -138,6 +143,23 @@ func (o *ObjectRef) AllKinds() []string {
 type SeverityBy struct {
 	Label  string
 	Values map[string]Severity
+}
+
+// ValueTexts is the text of each value of one label: a clause saying what a
+// series with that value means, declared once with the family.
+type ValueTexts struct {
+	Label string
+	Text  map[string]string
+}
+
+// ValueText returns the text of the value the series with the given labels
+// has for the family's Values label ("" when the family declares none, or
+// none for that value).
+func (f *Family) ValueText(labels map[string]string) string {
+	if f.Values == nil {
+		return ""
+	}
+	return f.Values.Text[labels[f.Values.Label]]
 }
 
 // SeverityOf returns the severity of a series of the family with the given
@@ -266,6 +288,23 @@ func Declare(f Family) *Family {
 	if f.LintOnly && (f.Kind != KindFinding || f.Detector == "") {
 		panic(fmt.Sprintf("finding: lint family %s needs kind finding and a detector", f.Name))
 	}
+	if v := f.Values; v != nil {
+		if !slices.Contains(f.Labels, v.Label) || len(v.Text) == 0 {
+			panic(fmt.Sprintf("finding: family %s: value texts of %q, which is not a label of it or has no text", f.Name, v.Label))
+		}
+		for val, t := range v.Text {
+			if val == "" || t == "" {
+				panic(fmt.Sprintf("finding: family %s: label %s: an empty value or text", f.Name, v.Label))
+			}
+		}
+		if sb := f.SeverityBy; sb != nil && sb.Label == v.Label {
+			for val := range sb.Values {
+				if _, ok := v.Text[val]; !ok {
+					panic(fmt.Sprintf("finding: family %s: %s=%q has a severity and no text", f.Name, v.Label, val))
+				}
+			}
+		}
+	}
 	if _, dup := lookup(f.Name); dup {
 		panic(fmt.Sprintf("finding: family %s declared twice", f.Name))
 	}
@@ -285,7 +324,14 @@ func Declare(f Family) *Family {
 	}
 	fam := &f
 	for i := range fam.Lint {
-		fam.Lint[i].family = fam
+		r := &fam.Lint[i]
+		r.family = fam
+		if r.Why == "" && r.Label != "" && f.Values != nil && r.Label == f.Values.Label {
+			r.Why = f.Values.Text[r.Value] // the text of the value the rule narrows the family to
+		}
+		if r.Why == "" {
+			panic(fmt.Sprintf("finding: family %s: lint rule %s says no why (nor its label value's text)", f.Name, r.ID))
+		}
 	}
 	if f.LintOnly {
 		lintCatalog = append(lintCatalog, fam)

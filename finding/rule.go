@@ -9,7 +9,8 @@ type Rule struct {
 	ID string
 	// Label/Value narrow the family to the rule.
 	Label, Value string
-	// Why is the one-line reason the rule exists.
+	// Why is the one-line reason the rule exists; for a rule narrowed to a
+	// label value, the value's text (Family.Values) when it leaves Why empty.
 	Why string
 	// Strict: reported only with --strict (otherwise an assumption in -v).
 	Strict bool

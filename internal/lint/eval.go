@@ -17,6 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/driftwatch/driftwatch/detect"
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/flux/build"
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -52,36 +53,57 @@ type Location struct {
 	What string `json:"what,omitempty"`
 }
 
-// Object names a Kubernetes object.
-type Object struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
-
-func (o Object) String() string {
-	if o.Namespace == "" {
-		return o.Kind + " " + o.Name
-	}
-	return o.Kind + " " + o.Namespace + "/" + o.Name
-}
-
-// Finding is one finding about the input.
+// Finding is one finding about the input: the finding the exporter's
+// detector emitted (finding.Finding: its family, class, severity, object,
+// labels and value-free evidence; lint's own rules make one the same way,
+// finding.New), the lint rule it falls under, lint's message and where it is
+// in the input. Its JSON is the --output json finding (docs/lint.md): rule,
+// family (the metric), class, severity, message, object, labels, evidence and
+// locations; the detector's value and the Secret's readers are not part of it.
 type Finding struct {
-	Rule     string   `json:"rule"`
-	Family   string   `json:"family,omitempty"`
-	Class    string   `json:"class"`
-	Severity Severity `json:"severity"`
-	Message  string   `json:"message"`
-	Object   Object   `json:"object"`
+	finding.Finding
+	Rule    string
+	Message string
+	// Locations: the first is where the finding is reported; the others are
+	// related places (the Secret a workload reads, the duplicate).
+	Locations []Location
+}
+
+// findingJSON is the JSON form of a Finding (schema version 1).
+type findingJSON struct {
+	Rule     string         `json:"rule"`
+	Family   string         `json:"family,omitempty"`
+	Class    string         `json:"class"`
+	Severity Severity       `json:"severity"`
+	Message  string         `json:"message"`
+	Object   finding.Object `json:"object"`
 	// Labels are the finding series' labels, as the exporter would emit them.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Evidence is the detector's own sentence on what it saw (value-free),
 	// as agent check and the exporter's findings page show it.
-	Evidence string `json:"evidence,omitempty"`
-	// Locations: the first is where the finding is reported; the others are
-	// related places (the Secret a workload reads, the duplicate).
+	Evidence  string     `json:"evidence,omitempty"`
 	Locations []Location `json:"locations"`
+}
+
+// MarshalJSON writes the --output json form of the finding.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	return json.Marshal(findingJSON{Rule: f.Rule, Family: f.Metric, Class: f.Class, Severity: f.Severity, Message: f.Message,
+		Object: f.Object, Labels: f.Labels, Evidence: f.Evidence, Locations: f.Locations})
+}
+
+// UnmarshalJSON reads the --output json form of a finding back (its family
+// from the catalog, when the metric names one).
+func (f *Finding) UnmarshalJSON(b []byte) error {
+	var j findingJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*f = Finding{Finding: finding.Finding{Class: j.Class, Severity: j.Severity, Metric: j.Family, Object: j.Object, Labels: j.Labels,
+		Evidence: j.Evidence}, Rule: j.Rule, Message: j.Message, Locations: j.Locations}
+	if fam, ok := finding.LookupAny(j.Family); ok {
+		f.Family, f.Detector = fam, fam.Detector
+	}
+	return nil
 }
 
 // Assumption is what lint took for granted because the rendering does not show
@@ -227,7 +249,7 @@ func (e *evaluation) load(d *Doc) {
 	k := objKey{d.Kind, ns, d.Name}
 	if prev := e.docs[k]; len(prev) > 0 && g == prev[0].Group() {
 		e.report.Problems = append(e.report.Problems, Problem{File: d.File, Line: d.Line, Note: true,
-			Message: fmt.Sprintf("%s is also defined at %s:%d: the later one is checked", Object{d.Kind, ns, d.Name}, prev[0].File, prev[0].Line)})
+			Message: fmt.Sprintf("%s is also defined at %s:%d: the later one is checked", finding.Object{Kind: d.Kind, Namespace: ns, Name: d.Name}.Qualified(), prev[0].File, prev[0].Line)})
 	}
 	switch {
 	case d.Kind == "Secret" && d.APIVersion == "v1":

@@ -25,35 +25,27 @@ func (offlineHealth) States() []model.ResourceState {
 	return out
 }
 
-// series is one finding of the exporter's detectors: its family, the labels
-// of the series it exports, and the detector's value-free evidence.
-type series struct {
-	family   *finding.Family
-	labels   map[string]string
-	evidence string
-}
-
-// detectorSeries runs every registered detector over the model exactly as the
-// exporter's scrape does (driftwatch.io/ignore included) and returns its typed
-// findings (collectors.Findings.Typed: the families that restate another are
-// left out), the number of findings an ignore annotation silenced (the
-// evaluation's Silenced: what driftwatch_findings_silenced sums), and the
-// detectors that failed (a contained panic: their findings are missing).
-func detectorSeries(store *model.Store, before func(string)) ([]series, int, []string) {
+// detectorFindings runs every registered detector over the model exactly as
+// the exporter's scrape does (driftwatch.io/ignore included) and returns its
+// typed findings with a value (collectors.Findings.Typed: the families that
+// restate another are left out), the number of findings an ignore annotation
+// silenced (the evaluation's Silenced: what driftwatch_findings_silenced
+// sums), and the detectors that failed (a contained panic: their findings are
+// missing).
+func detectorFindings(store *model.Store, before func(string)) ([]finding.Finding, int, []string) {
 	fs := collectors.NewFindings(store, offlineHealth{}, collectors.Config{Now: time.Now, BeforeDetector: before})
-	var out []series
+	var out []finding.Finding
 	ev := fs.Run()
 	for _, f := range ev.Findings {
-		if f.Value == 0 {
-			continue
+		if f.Value != 0 {
+			out = append(out, f)
 		}
-		out = append(out, series{family: f.Family, labels: f.Labels, evidence: f.Evidence})
 	}
 	return out, ev.Silenced, ev.Failed
 }
 
 func (e *evaluation) judge() {
-	ser, silenced, failed := detectorSeries(e.store, e.opts.beforeDetector)
+	found, silenced, failed := detectorFindings(e.store, e.opts.beforeDetector)
 	for _, d := range failed {
 		// A driftwatch bug, contained: the other detectors' findings are
 		// reported, and the run is an error (exit 2), not a pass.
@@ -61,20 +53,18 @@ func (e *evaluation) judge() {
 			Message: "detector " + d + " failed (" + RuleDetectorFailed + "): its findings are missing; the other detectors' are reported"})
 	}
 	e.report.Silenced = silenced
-	for _, s := range ser {
-		r, ok := ruleOf(s.family, s.labels)
+	for _, df := range found {
+		r, ok := ruleOf(df.Family, df.Labels)
 		if !ok {
 			continue // needs a live status or history: not judged offline
 		}
-		f := Finding{Rule: r.ID, Family: s.family.Name, Class: s.family.Class, Severity: s.family.SeverityOf(s.labels), Labels: s.labels,
-			Evidence: s.evidence}
 		judge, ok := judges[r.ID]
 		if !ok {
 			// A rule without a judge is a driftwatch bug (TestEveryRuleHasAJudge).
 			e.report.Problems = append(e.report.Problems, Problem{File: "-", Message: "internal error: rule " + r.ID + " has no judge"})
 			continue
 		}
-		judge(e, f, s.labels["namespace"])
+		judge(e, Finding{Finding: df, Rule: r.ID})
 	}
 	for _, r := range Rules {
 		if mj, ok := manifestJudges[r.ID]; ok {
@@ -85,8 +75,10 @@ func (e *evaluation) judge() {
 
 // judges place the findings of the exporter's detectors in the manifests, by
 // rule ID: the offline judgement each rule a family declares needs
-// (TestEveryRuleHasAJudge holds every declared rule to having one).
-var judges = map[string]func(e *evaluation, f Finding, ns string){
+// (TestEveryRuleHasAJudge holds every declared rule to having one). The
+// finding carries what its detector emitted (its object among it); a judge
+// finds the object's documents and writes the message and locations.
+var judges = map[string]func(e *evaluation, f Finding){
 	"missing_key":                       (*evaluation).missingKey,
 	"absent_secret":                     (*evaluation).absentSecret,
 	detect.UnsafeImplicitCreationPolicy: (*evaluation).unsafe,
@@ -123,7 +115,7 @@ func (e *evaluation) doc(kind, ns, name string) *Doc {
 
 // consumer is a document that expects something of a Secret, and where.
 type consumer struct {
-	obj Object
+	obj finding.Object
 	loc Location
 }
 
@@ -149,14 +141,14 @@ func (e *evaluation) consumers(ref model.Ref, key, src string) []consumer {
 				if key != "" {
 					what = fmt.Sprintf("key %q of Secret %q", key, ref.Name)
 				}
-				out = append(out, consumer{Object{p.doc.Kind, ref.Namespace, p.doc.Name}, e.loc(p.doc, line, what)})
+				out = append(out, consumer{finding.Object{Kind: p.doc.Kind, Namespace: ref.Namespace, Name: p.doc.Name}, e.loc(p.doc, line, what)})
 				break
 			}
 		}
 	case detect.SourceExternalSecret:
 		for _, w := range e.ess {
 			if w.rec.Namespace == ref.Namespace && w.rec.Target == ref.Name {
-				out = append(out, consumer{Object{"ExternalSecret", ref.Namespace, w.rec.Name},
+				out = append(out, consumer{finding.Object{Kind: "ExternalSecret", Namespace: ref.Namespace, Name: w.rec.Name},
 					e.loc(w.doc, w.doc.lineOf("spec", "target", "name"), "spec.target")})
 			}
 		}
@@ -175,7 +167,7 @@ func (e *evaluation) consumers(ref model.Ref, key, src string) []consumer {
 			if k == nil || (key != "" && !strings.Contains(scalarText(v), key)) {
 				continue
 			}
-			out = append(out, consumer{Object{d.Kind, ref.Namespace, d.Name}, e.loc(d, d.offset+k.Line, model.AnnExpectedKeys)})
+			out = append(out, consumer{finding.Object{Kind: d.Kind, Namespace: ref.Namespace, Name: d.Name}, e.loc(d, d.offset+k.Line, model.AnnExpectedKeys)})
 		}
 	}
 	return out
@@ -229,10 +221,10 @@ func (e *evaluation) secretLocs(ref model.Ref) []Location {
 	return out
 }
 
-func (e *evaluation) missingKey(f Finding, ns string) {
-	ref := model.Ref{Namespace: ns, Name: f.Labels["secret"]}
+func (e *evaluation) missingKey(f Finding) {
+	ns := f.Object.Namespace
+	ref := model.Ref{Namespace: ns, Name: f.Object.Name}
 	key, src := f.Labels["key"], f.Labels["source"]
-	f.Object = Object{"Secret", ns, ref.Name}
 	cs := e.consumers(ref, key, src)
 	var locs []Location
 	for _, c := range cs {
@@ -264,9 +256,9 @@ func (e *evaluation) missingKey(f Finding, ns string) {
 	e.add(f)
 }
 
-func (e *evaluation) absentSecret(f Finding, ns string) {
-	ref := model.Ref{Namespace: ns, Name: f.Labels["secret"]}
-	f.Object = Object{"Secret", ns, ref.Name}
+func (e *evaluation) absentSecret(f Finding) {
+	ns := f.Object.Namespace
+	ref := model.Ref{Namespace: ns, Name: f.Object.Name}
 	cs := e.consumers(ref, "", f.Labels["source"])
 	var locs []Location
 	for _, c := range cs {
@@ -291,9 +283,8 @@ func (e *evaluation) absentSecret(f Finding, ns string) {
 	e.add(f)
 }
 
-func (e *evaluation) unsafe(f Finding, ns string) {
-	name := f.Labels["externalsecret"]
-	f.Object = Object{"ExternalSecret", ns, name}
+func (e *evaluation) unsafe(f Finding) {
+	ns, name := f.Object.Namespace, f.Object.Name
 	d := e.doc("ExternalSecret", ns, name)
 	if d == nil {
 		return
@@ -327,9 +318,8 @@ func (e *evaluation) unsafe(f Finding, ns string) {
 	e.add(f)
 }
 
-func (e *evaluation) duplicate(f Finding, ns string) {
-	a, b := f.Labels["secret"], f.Labels["duplicate_of"]
-	f.Object = Object{"Secret", ns, a}
+func (e *evaluation) duplicate(f Finding) {
+	ns, a, b := f.Object.Namespace, f.Object.Name, f.Labels["duplicate_of"]
 	da, db := e.doc("Secret", ns, a), e.doc("Secret", ns, b)
 	if da == nil || db == nil {
 		return // an ExternalSecret's target: its values are unknown, never equal
@@ -339,9 +329,8 @@ func (e *evaluation) duplicate(f Finding, ns string) {
 	e.add(f)
 }
 
-func (e *evaluation) lastAppliedData(f Finding, ns string) {
-	name := f.Labels["secret"]
-	f.Object = Object{"Secret", ns, name}
+func (e *evaluation) lastAppliedData(f Finding) {
+	ns, name := f.Object.Namespace, f.Object.Name
 	d := e.doc("Secret", ns, name)
 	if d == nil {
 		return
@@ -354,15 +343,8 @@ func (e *evaluation) lastAppliedData(f Finding, ns string) {
 	e.add(f)
 }
 
-var effectText = map[string]string{
-	string(detect.EffectRebuildsList):          "with RespectIgnoreDifferences=true every sync rebuilds the list from live: entries added in Git never ship, while the sync reports Succeeded",
-	string(detect.EffectRebuildsListIfPresent): "with RespectIgnoreDifferences=true, whenever live has the ignored field, every sync rebuilds the list from live: entries added in Git never ship",
-	string(detect.EffectHidesNewEntries):       "without RespectIgnoreDifferences, entries added in Git leave the diff unchanged: the Application stays Synced and an automated sync never ships them",
-}
-
-func (e *evaluation) ignoreTrap(f Finding, ns string) {
-	name := f.Labels["application"]
-	f.Object = Object{"Application", ns, name}
+func (e *evaluation) ignoreTrap(f Finding) {
+	ns, name := f.Object.Namespace, f.Object.Name
 	d := e.doc("Application", ns, name)
 	if d == nil {
 		return
@@ -377,14 +359,13 @@ func (e *evaluation) ignoreTrap(f Finding, ns string) {
 	if g := f.Labels["group"]; g != "" {
 		gk = g + "/" + gk
 	}
-	f.Message = fmt.Sprintf("Application %s/%s ignores %s on %s: %s", ns, name, p, gk, effectText[f.Labels["effect"]])
+	f.Message = fmt.Sprintf("Application %s/%s ignores %s on %s: %s", ns, name, p, gk, f.Family.ValueText(f.Labels)) // the effect's text
 	f.Locations = []Location{e.loc(d, line, "ignoreDifferences "+p)}
 	e.add(f)
 }
 
-func (e *evaluation) fluxIgnoreTrap(f Finding, ns string) {
-	name := f.Labels["kustomization"]
-	f.Object = Object{"Kustomization", ns, name}
+func (e *evaluation) fluxIgnoreTrap(f Finding) {
+	ns, name := f.Object.Namespace, f.Object.Name
 	d := e.doc("Kustomization", ns, name)
 	if d == nil {
 		return
@@ -402,10 +383,9 @@ func (e *evaluation) fluxIgnoreTrap(f Finding, ns string) {
 
 var identityAnnotation = map[string]string{"aws": model.AnnAWSRoleARN, "azurekv": model.AnnAzureClientID, "gcpsm": model.AnnGKEServiceAcct}
 
-func (e *evaluation) identity(f Finding, ns string) {
-	sa := f.Labels["serviceaccount"]
-	f.Object = Object{"ServiceAccount", ns, sa}
-	store := Object{f.Labels["store_kind"], f.Labels["store_namespace"], f.Labels["store"]}
+func (e *evaluation) identity(f Finding) {
+	ns, sa := f.Object.Namespace, f.Object.Name
+	store := finding.Object{Kind: f.Labels["store_kind"], Namespace: f.Labels["store_namespace"], Name: f.Labels["store"]}
 	var locs []Location
 	if d := e.sas[model.Ref{Namespace: ns, Name: sa}]; d != nil {
 		locs = append(locs, e.loc(d, d.lineOf("metadata", "annotations"), "ServiceAccount "+sa))
@@ -417,7 +397,7 @@ func (e *evaluation) identity(f Finding, ns string) {
 	if len(locs) == 0 {
 		return
 	}
-	who := fmt.Sprintf("ServiceAccount %s/%s, which %s (provider %s) authenticates as,", ns, sa, store, f.Labels["provider"])
+	who := fmt.Sprintf("ServiceAccount %s/%s, which %s (provider %s) authenticates as,", ns, sa, store.Qualified(), f.Labels["provider"])
 	if f.Labels["reason"] == detect.IdentitySAAbsent {
 		msg := who + " is not in the rendering"
 		if !e.opts.Strict {
@@ -456,8 +436,7 @@ func (e *evaluation) dataInManifest(r *Rule) {
 					continue
 				}
 				labels := map[string]string{"namespace": ref.Namespace, "secret": ref.Name, "field": field}
-				e.add(Finding{Rule: r.ID, Family: fam.Name, Class: fam.Class, Severity: fam.SeverityOf(labels), Labels: labels,
-					Object: Object{"Secret", ref.Namespace, ref.Name},
+				e.add(Finding{Finding: finding.New(fam, r.Detector(), labels, 1), Rule: r.ID,
 					Message: fmt.Sprintf("Secret %s/%s carries %d value(s) in %s (%s): the values are in Git, or in whatever rendered this manifest",
 						ref.Namespace, ref.Name, len(keys), field, keyList(keys)),
 					Locations: []Location{e.loc(s.doc, s.doc.lineOf(field), field)}})
@@ -514,13 +493,12 @@ func (e *evaluation) fluxNeverUpdated(r *Rule) {
 			if o.kind == "ExternalSecret" {
 				what = "entries added to its spec.data (and any other change to it)"
 			}
-			effect := "kustomize-controller creates it once and never patches it, so " + what + " in Git later never ship"
-			if reason != flux.SkipSSAIfNotPresent {
-				effect = "kustomize-controller never applies it, not even to create it: nothing Git holds for it ships, and " + what + " in Git later never ship either"
-			}
 			labels := map[string]string{"namespace": o.meta.Namespace, "kind": o.kind, "name": o.meta.Name, "reason": reason}
-			e.add(Finding{Rule: r.ID, Family: fam.Name, Class: fam.Class, Severity: fam.SeverityOf(labels), Labels: labels,
-				Object: Object{o.kind, o.meta.Namespace, o.meta.Name},
+			effect := fam.ValueText(labels) + ", so " + what + " in Git later never ship" // the reason's text
+			if reason != flux.SkipSSAIfNotPresent {
+				effect = fam.ValueText(labels) + ": nothing Git holds for it ships, and " + what + " in Git later never ship either"
+			}
+			e.add(Finding{Finding: finding.New(fam, r.Detector(), labels, 1), Rule: r.ID,
 				Message: fmt.Sprintf("%s %s/%s carries %s: %s (%s): %s, while the Kustomization applying it reports the revision applied",
 					o.kind, o.meta.Namespace, o.meta.Name, key, val, as, effect),
 				Locations: []Location{e.loc(o.doc, o.doc.lineOf("metadata", field, key), key)}})

@@ -356,7 +356,7 @@ func WriteSARIF(w io.Writer, r *Report, version string) error {
 	for _, f := range r.Findings {
 		res := sarifResult{RuleID: f.Rule, RuleIndex: index[f.Rule], Level: SARIFLevel(f.Severity),
 			Message:    sarifText{Text: f.Message},
-			Properties: map[string]any{"severity": string(f.Severity), "class": f.Class, "object": f.Object.String()}}
+			Properties: map[string]any{"severity": string(f.Severity), "class": f.Class, "object": f.Object.Qualified()}}
 		for i, l := range f.Locations {
 			if i == 0 {
 				res.Locations = []sarifLocation{sarifLoc(l, -1)}

@@ -309,7 +309,8 @@ func mustLookup(t *testing.T, name string) *finding.Family {
 
 // TestEveryRuleHasAJudge: every rule a family declares is judged (judges for
 // the exporter's families, manifestJudges for the lint-only ones), and every
-// judge belongs to a declared rule.
+// judge belongs to a declared rule. A judge places the object of the finding
+// it is given (finding.Family.ObjectOf), so every rule's family names one.
 func TestEveryRuleHasAJudge(t *testing.T) {
 	ids := map[string]bool{}
 	for _, r := range Rules {
@@ -318,6 +319,9 @@ func TestEveryRuleHasAJudge(t *testing.T) {
 		_, m := manifestJudges[r.ID]
 		if r.Family().LintOnly != m || j == m {
 			t.Errorf("rule %s (family %s, lint-only %v): judge %v, manifest judge %v", r.ID, r.FamilyName(), r.Family().LintOnly, j, m)
+		}
+		if r.Family().Object == nil {
+			t.Errorf("rule %s: family %s names no object: its findings would have none to place", r.ID, r.FamilyName())
 		}
 	}
 	for id := range judges {

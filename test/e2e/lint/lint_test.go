@@ -287,3 +287,38 @@ func TestUnreadableInput(t *testing.T) {
 		t.Errorf("no input: exit %d, %s", code, errs)
 	}
 }
+
+// TestGoldenOutput: the real binary's JSON, SARIF and verbose text output of
+// internal/lint's golden rendering are byte for byte the golden files its unit
+// test holds lint's writers to (internal/lint/testdata/golden).
+func TestGoldenOutput(t *testing.T) {
+	skipIfDisabled(t)
+	dir := filepath.Join(repoRoot, "internal", "lint")
+	for _, c := range []struct {
+		golden string
+		args   []string
+	}{
+		{"rich.json", []string{"--output", "json"}},
+		{"rich.strict.json", []string{"--output", "json", "--strict"}},
+		{"rich.sarif", []string{"--output", "sarif"}},
+		{"rich.strict.sarif", []string{"--output", "sarif", "--strict"}},
+		{"rich.txt", []string{"-v"}},
+		{"rich.strict.txt", []string{"-v", "--strict"}},
+	} {
+		want, err := os.ReadFile(filepath.Join(dir, "testdata", "golden", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(agentBin, append(append([]string{"lint"}, c.args...), "testdata/golden/rich.yaml")...)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err = cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+			t.Errorf("agent lint %v: %v, want exit status 2 (a malformed document)", c.args, err)
+		}
+		if !bytes.Equal(stdout.Bytes(), want) {
+			t.Errorf("agent lint %v differs from %s:\n%s", c.args, c.golden, stdout.String())
+		}
+	}
+}
