@@ -19,6 +19,7 @@ const (
 	collSelf     = "self"
 	collArgoCD   = "argocd"
 	collFlux     = "flux"
+	collDesired  = "desired"
 )
 
 // declare declares a family the Findings collector emits and returns its
@@ -26,7 +27,8 @@ const (
 func declare(f finding.Family) *prometheus.Desc { return declareFor(collFindings, f) }
 
 // declareFor declares a family emitted by the named collector: "findings"
-// (the detectors' Findings), "self" (Self), "argocd" (ArgoCDAPI) or "flux".
+// (the detectors' Findings), "self" (Self), "argocd" (ArgoCDAPI), "flux" (FluxArtifacts) or "desired"
+// (DesiredSources).
 // Each describes only its own.
 func declareFor(collector string, f finding.Family) *prometheus.Desc {
 	if collector != collFindings && f.Kind != finding.KindHealth {

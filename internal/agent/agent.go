@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,6 +91,26 @@ type Agent struct {
 	// poller builds from (a Kustomization's spec).
 	fp      *model.Fingerprinter
 	dynamic dynamic.Interface
+	// sources exports the desired-state pollers' health (registered with
+	// the first poller started).
+	sourcesMu sync.Mutex
+	sources   *dwcollectors.DesiredSources
+}
+
+// addDesiredSource exports a desired-state poller's health as
+// driftwatch_desired_source_*{source=name}.
+func (a *Agent) addDesiredSource(name string, src dwcollectors.DesiredSource) error {
+	a.sourcesMu.Lock()
+	defer a.sourcesMu.Unlock()
+	if a.sources == nil {
+		s := dwcollectors.NewDesiredSources()
+		if err := a.Register(s); err != nil {
+			return err
+		}
+		a.sources = s
+	}
+	a.sources.Add(name, src)
+	return nil
 }
 
 // New builds an agent without starting it.

@@ -57,6 +57,9 @@ func (a *Agent) StartArgoCD(ctx context.Context, cfg ArgoCDConfig) error {
 	if err := a.Register(collectors.NewArgoCDAPI(c)); err != nil {
 		return fmt.Errorf("argocd: register metrics: %w", err)
 	}
+	if err := a.addDesiredSource("argocd", c); err != nil {
+		return fmt.Errorf("argocd: register metrics: %w", err)
+	}
 	log.Info("argocd: polling the API for desired state", "server", cfg.Server)
 	var sink apiclient.Sink = a.Store
 	if a.owns != nil {

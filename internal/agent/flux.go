@@ -85,6 +85,9 @@ func (a *Agent) StartFlux(ctx context.Context, cfg FluxConfig) error {
 	if err := a.Register(collectors.NewFluxArtifacts(p)); err != nil {
 		return fmt.Errorf("flux: register metrics: %w", err)
 	}
+	if err := a.addDesiredSource("flux", p); err != nil {
+		return fmt.Errorf("flux: register metrics: %w", err)
+	}
 	go p.Run(ctx, a.Store)
 	return nil
 }

@@ -122,6 +122,8 @@ type Client struct {
 	statsMu  sync.Mutex
 	requests map[string]uint64
 	up       atomic.Bool
+	// health: the desired-source health every poller reports (SourceHealth).
+	health model.SourceTracker
 	// asked is set once a round has tried the API: api_up is exported only
 	// then, so an agent with no Application managing Secrets (never a request)
 	// does not report the API down.
@@ -189,6 +191,19 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	return c, nil
 }
+
+// setUp records whether the API answered and was understood, for
+// driftwatch_argocd_api_up and the desired-source health.
+func (c *Client) setUp(ok bool) {
+	c.up.Store(ok)
+	c.health.Read(ok, time.Now())
+}
+
+// SourceHealth is the desired-source health of the Argo CD API poller: one
+// read per request for an Application's managed resources (or per round whose
+// token cannot be read); a per-Application 404 or 403 is an answer, not a
+// failure.
+func (c *Client) SourceHealth() model.SourceHealth { return c.health.SourceHealth() }
 
 // APIStats reports the requests per status code, whether a round has tried
 // the API yet, and whether the last request was answered and understood.
@@ -299,7 +314,7 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 			err = fmt.Errorf("argocd: managed-resources of application %s: %w", app, unwrapURLError(err))
 		}
 		c.count(code)
-		c.up.Store(false)
+		c.setUp(false)
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -308,9 +323,9 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		se := &StatusError{App: app, Code: resp.StatusCode}
 		if se.perApp() {
-			c.up.Store(true) // the API answered and accepted the token
+			c.setUp(true) // the API answered and accepted the token
 		} else {
-			c.up.Store(false)
+			c.setUp(false)
 		}
 		return nil, se
 	}
@@ -321,10 +336,10 @@ func (c *Client) fetch(ctx context.Context, app model.Ref, token string) ([]mode
 		} else {
 			err = fmt.Errorf("argocd: managed-resources of application %s: %w", app, err)
 		}
-		c.up.Store(false)
+		c.setUp(false)
 		return nil, err
 	}
-	c.up.Store(true)
+	c.setUp(true)
 	var out []model.Declared
 	for _, it := range items {
 		if !argocd.DesiredKind(it.Group, it.Kind) || it.TargetState == "" || it.Hook {
@@ -450,7 +465,7 @@ func (c *Client) PollOnce(ctx context.Context, apps []model.Ref, sink Sink) erro
 	tok, err := readToken(c.cfg.TokenFile)
 	if err != nil {
 		c.asked.Store(true)
-		c.up.Store(false)
+		c.setUp(false)
 		return err
 	}
 	for _, app := range apps {

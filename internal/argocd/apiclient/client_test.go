@@ -266,7 +266,15 @@ func TestErrorsAndMetrics(t *testing.T) {
 			if v := upValue(env.c); v != tc.up {
 				t.Fatalf("api_up %v, want %v", v, tc.up)
 			}
+			// The desired-source health says the same as api_up.
+			if h := env.c.SourceHealth(); !h.Asked || b2f(h.Up) != tc.up {
+				t.Fatalf("source health %+v, want up %v", h, tc.up)
+			}
 		})
+	}
+	// Six failures; the 404 and the 403 are answers about one Application.
+	if h := env.c.SourceHealth(); h.Reads != uint64(len(cases)) || h.Failures != 6 || h.LastSuccess.IsZero() {
+		t.Fatalf("source health after the cases: %+v", h)
 	}
 	noLeak(t, "logs", env.logs.String())
 }
@@ -487,6 +495,13 @@ func TestDesiredFromTargetState(t *testing.T) {
 			}
 		})
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func upValue(c *Client) float64 {

@@ -60,8 +60,10 @@ type Poller struct {
 	Now func() time.Time
 
 	fetches, failures atomic.Uint64
-	mu                sync.Mutex
-	refusals          map[string]uint64
+	// health: the desired-source health every poller reports (SourceHealth).
+	health   model.SourceTracker
+	mu       sync.Mutex
+	refusals map[string]uint64
 	// limited: artifacts (by digest) that broke a limit, and builds (digest
 	// and build key) that did: never fetched or built again by this process.
 	limited map[string]string
@@ -78,6 +80,11 @@ type retryState struct {
 // Fetches and Failures count artifact downloads and the ones that failed;
 // Refusals the downloads refused before or while they were made, by
 // FetchError reason.
+// SourceHealth is the desired-source health of the Flux artifact poller: one
+// read per artifact download (refused ones included; a download not tried
+// because of a remembered limit or a backoff is no read).
+func (p *Poller) SourceHealth() model.SourceHealth { return p.health.SourceHealth() }
+
 func (p *Poller) Fetches() uint64  { return p.fetches.Load() }
 func (p *Poller) Failures() uint64 { return p.failures.Load() }
 func (p *Poller) Refusals() map[string]uint64 {
@@ -259,6 +266,7 @@ func (p *Poller) fetch(ctx context.Context, a flux.Artifact, now time.Time) (bui
 	}
 	p.fetches.Add(1)
 	fs, err := p.Fetcher.Fetch(ctx, a)
+	p.health.Read(err == nil, now)
 	if err == nil {
 		delete(p.retry, retryKey)
 		return fs, nil

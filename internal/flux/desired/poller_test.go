@@ -147,8 +147,14 @@ func TestPollerRetriesAFailedDownload(t *testing.T) {
 	good := tarGz(t, reg("app/s.yaml", secretYAML("db", "A")))
 	f.srv.set(good, 0)
 	f.now = f.now.Add(40 * time.Second)
+	if h := f.p.SourceHealth(); h.Reads != 1 || h.Failures != 1 || h.Up || !h.Asked || !h.LastSuccess.IsZero() {
+		t.Fatalf("source health after a failed download and a backoff: %+v", h)
+	}
 	if d := f.round(); !d.Judged() {
 		t.Fatalf("after the backoff: %+v (downloads %d)", d, f.srv.hits.Load())
+	}
+	if h := f.p.SourceHealth(); h.Reads != 2 || h.Failures != 1 || !h.Up || !h.LastSuccess.Equal(f.now) {
+		t.Fatalf("source health after the download: %+v (now %v)", h, f.now)
 	}
 	if since.IsZero() {
 		t.Error("the unjudged verdict has no time")
