@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // esFiles is one Application's folder: a fake-provider SecretStore and an
@@ -245,10 +246,10 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range cluster.Find(all, "driftwatch_secret_missing_key", map[string]string{"namespace": ns}) {
+	for _, s := range scrape.Find(all, "driftwatch_secret_missing_key", map[string]string{"namespace": ns}) {
 		t.Logf("driftwatch: %s", s)
 	}
-	for _, s := range cluster.Find(all, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns}) {
+	for _, s := range scrape.Find(all, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns}) {
 		t.Logf("driftwatch: %s", s)
 	}
 	for _, app := range []string{"pointer", "jq", "absent", "hidden", "ssa"} {

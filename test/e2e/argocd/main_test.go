@@ -28,6 +28,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 func TestMain(m *testing.M) {
@@ -252,13 +253,13 @@ func startAgent(t *testing.T, c *cluster.Cluster, ns string, extra ...string) *c
 }
 
 // appSeries returns the series of name whose application label is app.
-func appSeries(t *testing.T, a *cluster.Agent, name, app string) []cluster.Series {
+func appSeries(t *testing.T, a *cluster.Agent, name, app string) []scrape.Series {
 	t.Helper()
 	all, err := a.Scrape()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cluster.Find(all, name, map[string]string{"application": app})
+	return scrape.Find(all, name, map[string]string{"application": app})
 }
 
 // expectStaysAbsent checks, over several scrapes spanning d, that no series of
@@ -270,7 +271,7 @@ func expectStaysAbsent(t *testing.T, a *cluster.Agent, name string, labels map[s
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cluster.Find(all, name, labels); len(got) > 0 {
+		if got := scrape.Find(all, name, labels); len(got) > 0 {
 			t.Fatalf("unexpected %s matching %v: %v", name, labels, got)
 		}
 		if time.Now().After(end) {
@@ -284,9 +285,9 @@ func expectStaysAbsent(t *testing.T, a *cluster.Agent, name string, labels map[s
 // agent serves no series whose catalog severity is critical (a page, whatever
 // the alert's consumer join) about an object of namespace ns, and returns the
 // finding series it saw, for the log.
-func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration) []cluster.Series {
+func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration) []scrape.Series {
 	t.Helper()
-	seen := map[string]cluster.Series{}
+	seen := map[string]scrape.Series{}
 	scrapes := 0
 	for end := time.Now().Add(d); ; {
 		all, err := a.Scrape()
@@ -295,7 +296,7 @@ func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration
 		}
 		scrapes++
 		for _, s := range all {
-			if s.Labels["namespace"] != ns || !cluster.IsFinding(s) {
+			if s.Labels["namespace"] != ns || !scrape.IsFinding(s) {
 				continue
 			}
 			seen[s.String()] = s
@@ -308,7 +309,7 @@ func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration
 		}
 		time.Sleep(time.Second)
 	}
-	out := make([]cluster.Series, 0, len(seen))
+	out := make([]scrape.Series, 0, len(seen))
 	for _, k := range slices.Sorted(maps.Keys(seen)) {
 		out = append(out, seen[k])
 	}

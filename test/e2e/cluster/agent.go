@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // Agent is a driftwatch agent process run by a test against the stack with
@@ -136,7 +138,7 @@ func (a *Agent) Logs() string {
 }
 
 // Scrape fetches and parses the agent's /metrics.
-func (a *Agent) Scrape() ([]Series, error) { return ScrapeURL(a.URL + "/metrics") }
+func (a *Agent) Scrape() ([]scrape.Series, error) { return scrape.URL(a.URL + "/metrics") }
 
 // Get fetches a path of the agent's HTTP server and returns status and body.
 func (a *Agent) Get(path string) (int, string, error) {
@@ -194,18 +196,18 @@ func (a *Agent) WaitReady(t testing.TB, timeout time.Duration) {
 // WaitForSeries waits until a scrape has a series named name carrying every
 // label in labels (others are ignored) and returns it (the first, if several
 // match).
-func (a *Agent) WaitForSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) Series {
+func (a *Agent) WaitForSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) scrape.Series {
 	t.Helper()
-	var found []Series
-	var last []Series
+	var found []scrape.Series
+	var last []scrape.Series
 	var lastErr error
 	if !a.poll(t, timeout, func() bool {
 		last, lastErr = a.Scrape()
-		found = Find(last, name, labels)
+		found = scrape.Find(last, name, labels)
 		return lastErr == nil && len(found) > 0
 	}) {
 		t.Fatalf("no series %s matching %v within %s (last scrape error: %v); series named %s:\n%s",
-			name, labels, timeout, lastErr, name, formatSeries(Find(last, name, nil)))
+			name, labels, timeout, lastErr, name, scrape.Format(scrape.Find(last, name, nil)))
 	}
 	return found[0]
 }
@@ -214,26 +216,15 @@ func (a *Agent) WaitForSeries(t testing.TB, name string, labels map[string]strin
 // carrying every label in labels.
 func (a *Agent) WaitForNoSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) {
 	t.Helper()
-	var found []Series
+	var found []scrape.Series
 	var lastErr error
 	if !a.poll(t, timeout, func() bool {
-		var all []Series
+		var all []scrape.Series
 		all, lastErr = a.Scrape()
-		found = Find(all, name, labels)
+		found = scrape.Find(all, name, labels)
 		return lastErr == nil && len(found) == 0
 	}) {
 		t.Fatalf("series %s matching %v still present after %s (last scrape error: %v):\n%s",
-			name, labels, timeout, lastErr, formatSeries(found))
+			name, labels, timeout, lastErr, scrape.Format(found))
 	}
-}
-
-func formatSeries(s []Series) string {
-	if len(s) == 0 {
-		return "  (none)"
-	}
-	var b strings.Builder
-	for _, x := range s {
-		b.WriteString("  " + x.String() + "\n")
-	}
-	return b.String()
 }

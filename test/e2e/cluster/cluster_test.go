@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -209,11 +210,11 @@ func TestESOControllerReconcilesExternalSecret(t *testing.T) {
 	})
 
 	// The controller's own metrics parse with the same parser the agent helper uses.
-	series, err := cluster.ScrapeURL(c.ESOMetricsURL)
+	series, err := scrape.URL(c.ESOMetricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cluster.Find(series, "controller_runtime_reconcile_total", map[string]string{"controller": "externalsecret"})) == 0 {
+	if len(scrape.Find(series, "controller_runtime_reconcile_total", map[string]string{"controller": "externalsecret"})) == 0 {
 		t.Errorf("ESO metrics have no controller_runtime_reconcile_total{controller=externalsecret}; %d series", len(series))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // layout is one Kustomization of the exactness test: the files it reads
@@ -377,7 +378,7 @@ func TestFluxBuildExactness(t *testing.T) {
 	defer func() {
 		t.Logf("fact: the agent judged every layout %s after its start", time.Since(t1).Round(time.Millisecond))
 	}()
-	var all []cluster.Series
+	var all []scrape.Series
 	waitFor(t, waitAgent, "the agent builds every layout", func() (bool, string) {
 		all, err = agent.Scrape()
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // artifactHost is a third-party artifact server of the test (as
@@ -114,7 +115,7 @@ func bomb(t *testing.T, n int64) []byte {
 	return buf.Bytes()
 }
 
-func counterValue(all []cluster.Series, name string, labels map[string]string) float64 {
+func counterValue(all []scrape.Series, name string, labels map[string]string) float64 {
 	for _, s := range all {
 		if s.Name != name {
 			continue
@@ -215,7 +216,7 @@ func TestFluxFetchSafety(t *testing.T) {
 	agent.WaitReady(t, waitAgent)
 	pid := agent.PID()
 
-	reasons := func(all []cluster.Series) map[string]string {
+	reasons := func(all []scrape.Series) map[string]string {
 		out := map[string]string{}
 		for _, s := range all {
 			if s.Name == "driftwatch_flux_kustomization_unjudged" && s.Labels["namespace"] == ns {
@@ -226,7 +227,7 @@ func TestFluxFetchSafety(t *testing.T) {
 	}
 	want := map[string]string{"flaky": flux.UnjudgedFetchFailed, "bomb": flux.UnjudgedLimit, "stranger": flux.UnjudgedFetchRefused,
 		"redirect": flux.UnjudgedFetchRefused, "metadata": flux.UnjudgedFetchRefused, "bad-digest": flux.UnjudgedFetchRefused}
-	var all []cluster.Series
+	var all []scrape.Series
 	waitFor(t, waitAgent, "every refused or failing artifact is counted unjudged with its reason", func() (bool, string) {
 		all, err = agent.Scrape()
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -66,21 +67,21 @@ func (s *stack) agentPod(t *testing.T) *corev1.Pod {
 }
 
 // scrape scrapes the agent through its Service.
-func (s *stack) scrape() ([]cluster.Series, error) { return scrapeIn(s.n, s.svcMetrics) }
+func (s *stack) scrape() ([]scrape.Series, error) { return scrapeIn(s.n, s.svcMetrics) }
 
 // waitSeries waits until a scrape through the Service has a series named
 // name with every label given.
-func (s *stack) waitSeries(t *testing.T, name string, labels map[string]string, timeout time.Duration) cluster.Series {
+func (s *stack) waitSeries(t *testing.T, name string, labels map[string]string, timeout time.Duration) scrape.Series {
 	t.Helper()
-	var got cluster.Series
+	var got scrape.Series
 	poll(t, timeout, time.Second, fmt.Sprintf("series %s%v", name, labels), func() (bool, string) {
 		series, err := s.scrape()
 		if err != nil {
 			return false, err.Error()
 		}
-		found := cluster.Find(series, name, labels)
+		found := scrape.Find(series, name, labels)
 		if len(found) == 0 {
-			return false, fmt.Sprintf("%d series named %s", len(cluster.Find(series, name, nil)), name)
+			return false, fmt.Sprintf("%d series named %s", len(scrape.Find(series, name, nil)), name)
 		}
 		got = found[0]
 		return true, ""
@@ -95,7 +96,7 @@ func (s *stack) waitNoSeries(t *testing.T, name string, labels map[string]string
 		if err != nil {
 			return false, err.Error()
 		}
-		found := cluster.Find(series, name, labels)
+		found := scrape.Find(series, name, labels)
 		if len(found) > 0 {
 			return false, found[0].String()
 		}

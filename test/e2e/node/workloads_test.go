@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -261,7 +262,7 @@ func testStale(t *testing.T, s *stack) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range cluster.Find(series, "driftwatch_pod_stale_secret_seconds", map[string]string{"namespace": ns}) {
+	for _, x := range scrape.Find(series, "driftwatch_pod_stale_secret_seconds", map[string]string{"namespace": ns}) {
 		if x.Labels["pod"] == pods["vol"].Name {
 			t.Errorf("the refreshed volume is reported stale: %s", x)
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // An Application being deleted, seen by three shards (issue 22 item 6). The
@@ -93,7 +94,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range cluster.Find(all, "driftwatch_secret_missing_key", k2) {
+			for _, s := range scrape.Find(all, "driftwatch_secret_missing_key", k2) {
 				from = append(from, i)
 				fmt.Fprintf(&b, "  shard %d: %s\n", i, s)
 			}
@@ -197,7 +198,7 @@ func argoRequests(t *testing.T, agents []*cluster.Agent) []float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range cluster.Find(all, "driftwatch_argocd_requests_total", map[string]string{"code": "200"}) {
+		for _, s := range scrape.Find(all, "driftwatch_argocd_requests_total", map[string]string{"code": "200"}) {
 			out[i] += s.Value
 		}
 	}

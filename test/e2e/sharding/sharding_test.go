@@ -26,6 +26,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 func TestMain(m *testing.M) {
@@ -548,7 +549,7 @@ func checkCases(whole *cluster.Agent, parts []*cluster.Agent, cases []expected) 
 	if err != nil {
 		return "", "", err
 	}
-	ps := make([][]cluster.Series, len(parts))
+	ps := make([][]scrape.Series, len(parts))
 	for i, p := range parts {
 		if ps[i], err = p.Scrape(); err != nil {
 			return "", "", err
@@ -558,7 +559,7 @@ func checkCases(whole *cluster.Agent, parts []*cluster.Agent, cases []expected) 
 	var report strings.Builder
 	for _, cs := range cases {
 		fmt.Fprintf(&report, "- %s\n", cs.what)
-		got := cluster.Find(w, cs.name, cs.labels)
+		got := scrape.Find(w, cs.name, cs.labels)
 		if len(got) == 0 {
 			problems = append(problems, fmt.Sprintf("%s: the unsharded agent does not export %s%v", cs.what, cs.name, cs.labels))
 			fmt.Fprintf(&report, "    1 agent:  none\n")
@@ -568,7 +569,7 @@ func checkCases(whole *cluster.Agent, parts []*cluster.Agent, cases []expected) 
 		}
 		var from []int
 		for i := range parts {
-			for _, s := range cluster.Find(ps[i], cs.name, cs.labels) {
+			for _, s := range scrape.Find(ps[i], cs.name, cs.labels) {
 				from = append(from, i)
 				fmt.Fprintf(&report, "    shard %d:  %s\n", i, s)
 			}

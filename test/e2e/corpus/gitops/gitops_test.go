@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/pages"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
@@ -296,7 +297,7 @@ func (r *run) waitFor(what string, timeout time.Duration, cond func() (bool, err
 // expect waits until a scrape of the agent has (present) or lacks (!present)
 // a series named name carrying labels, and returns the matching series. A miss
 // is an error, not fatal: the run goes on and reports the rest.
-func (r *run) expect(a *cluster.Agent, present bool, name string, labels map[string]string) []cluster.Series {
+func (r *run) expect(a *cluster.Agent, present bool, name string, labels map[string]string) []scrape.Series {
 	r.t.Helper()
 	got, _ := pages.ExpectSeries(r.t, a, waitFinding, present, name, labels)
 	return got
@@ -549,7 +550,7 @@ func TestGitOpsCorpus(t *testing.T) {
 
 	// ---- the real fault: a key removed from an Argo CD-delivered Secret a pod reads ----------
 	closePage := mon.AllowFault(faultPage)
-	closeSeries := mon.AllowSeries(func(s cluster.Series) bool {
+	closeSeries := mon.AllowSeries(func(s scrape.Series) bool {
 		return (s.Labels["namespace"] == shopNS && (s.Labels["secret"] == "shop-config" || s.Labels["name"] == "shop-config")) ||
 			s.Labels["application"] == "shop"
 	})
