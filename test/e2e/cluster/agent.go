@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Agent is a driftwatch agent process run by a test against the stack with
@@ -40,7 +41,7 @@ var (
 // returns the binary's path.
 func (c *Cluster) BuildAgent() (string, error) {
 	agentOnce.Do(func() {
-		root, err := RepoRoot()
+		root, err := tools.RepoRoot()
 		if err != nil {
 			agentErr = err
 			return

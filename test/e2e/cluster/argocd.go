@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Argo CD's binaries as test/tools/build.sh installs them: one argocd binary
@@ -60,7 +62,7 @@ func ArgoCDDir() string {
 	if d := os.Getenv("DRIFTWATCH_ARGOCD"); d != "" {
 		return d
 	}
-	return filepath.Join(filepath.Dir(ToolsBin()), "argocd")
+	return filepath.Join(filepath.Dir(tools.ToolsBin()), "argocd")
 }
 
 func argoCDFile(name string) (string, error) {

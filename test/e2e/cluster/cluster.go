@@ -53,6 +53,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Options choose the optional parts of the stack.
@@ -165,9 +167,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		// be reported as passing.
 		return nil, fmt.Errorf("Options.Node needs root (network namespace, mounts, cgroups, containers); running as uid %d", os.Geteuid())
 	}
-	need := []string{EtcdBin, APIServerBin, ControllerManagerBin}
+	need := []string{tools.EtcdBin, tools.APIServerBin, tools.ControllerManagerBin}
 	if opts.ESOController {
-		need = append(need, ESOControllerBin)
+		need = append(need, tools.ESOControllerBin)
 	}
 	need = append(need, argoCDTools(opts)...)
 	need = append(need, fluxTools(opts)...)
@@ -176,7 +178,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	bins := map[string]string{}
 	for _, n := range need {
-		p, err := Tool(n)
+		p, err := tools.Tool(n)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +186,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	var crdFiles []string
 	if opts.ESOCRDs {
-		p, err := crdFile(ESOCRDFile)
+		p, err := tools.UpstreamPath(tools.ESOCRDFile)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +199,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			}
 		}
 	} else if opts.ArgoCDCRDs {
-		p, err := crdFile(ArgoCDCRDFile)
+		p, err := tools.UpstreamPath(tools.ArgoCDCRDFile)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +212,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			}
 		}
 	}
-	root, err := RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +299,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	// etcd.
 	peer := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
 	c.etcd = &process{
-		name: "etcd", path: bins[EtcdBin], logPath: filepath.Join(c.LogDir, "etcd.log"),
+		name: "etcd", path: bins[tools.EtcdBin], logPath: filepath.Join(c.LogDir, "etcd.log"),
 		args: etcdArgs("e2e", filepath.Join(dir, "etcd"), c.EtcdURL, peer),
 	}
 	if err := c.StartEtcd(); err != nil {
@@ -312,7 +314,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		authzModes = "Node,RBAC"
 	}
 	c.apiserver = &process{
-		name: "kube-apiserver", path: bins[APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
+		name: "kube-apiserver", path: bins[tools.APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
 		args: append(apiserverArgs(c.EtcdURL, apiPort, dir, pki, saKey, saPub,
 			"https://kubernetes.default.svc.cluster.local", ServiceCIDR, authzModes), "--allow-privileged=true"),
 	}
@@ -324,7 +326,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	// kube-controller-manager: namespaces get their default ServiceAccount,
 	// Deployments get ReplicaSets and Pods, owned objects are collected.
 	c.kcm = &process{
-		name: "kube-controller-manager", path: bins[ControllerManagerBin], logPath: filepath.Join(c.LogDir, "kube-controller-manager.log"),
+		name: "kube-controller-manager", path: bins[tools.ControllerManagerBin], logPath: filepath.Join(c.LogDir, "kube-controller-manager.log"),
 		args: []string{
 			"--kubeconfig=" + c.AdminKubeconfig,
 			"--leader-elect=false",
@@ -375,7 +377,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		c.ESOMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", esoMetrics)
 		c.esoLive = fmt.Sprintf("http://127.0.0.1:%d/healthz", esoLive)
 		c.eso = &process{
-			name: "external-secrets", path: bins[ESOControllerBin], logPath: filepath.Join(c.LogDir, "external-secrets.log"),
+			name: "external-secrets", path: bins[tools.ESOControllerBin], logPath: filepath.Join(c.LogDir, "external-secrets.log"),
 			args: []string{
 				"--enable-leader-election=false",
 				fmt.Sprintf("--metrics-addr=127.0.0.1:%d", esoMetrics),
@@ -753,7 +755,7 @@ func (c *Cluster) ESOControllerLog() string {
 // Kubectl runs the real kubectl with the admin kubeconfig, stdin (if not
 // empty) on its standard input, and returns its standard output.
 func (c *Cluster) Kubectl(ctx context.Context, stdin string, args ...string) (string, error) {
-	kubectl, err := Tool(KubectlBin)
+	kubectl, err := tools.Tool(tools.KubectlBin)
 	if err != nil {
 		return "", err
 	}
@@ -822,7 +824,7 @@ var (
 // If the tools are missing or the stack fails to start, every test calling
 // Get fails with the reason.
 func Main(m *testing.M, opts Options) int {
-	if E2EDisabled() {
+	if tools.E2EDisabled() {
 		return m.Run()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -869,7 +871,7 @@ func Main(m *testing.M, opts Options) int {
 // DRIFTWATCH_E2E=0 and fails it when the stack could not start.
 func Get(t testing.TB) *Cluster {
 	t.Helper()
-	if E2EDisabled() {
+	if tools.E2EDisabled() {
 		t.Skip("DRIFTWATCH_E2E=0: skipping the e2e test (it needs the real kube-apiserver/etcd stack)")
 	}
 	if currentErr != nil {

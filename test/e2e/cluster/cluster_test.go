@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
-	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 func TestMain(m *testing.M) {
@@ -250,7 +252,7 @@ spec:
 // The agent helper, gated on the agent's main package existing.
 func TestAgentHelperScrapesTheAgent(t *testing.T) {
 	c := cluster.Get(t)
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

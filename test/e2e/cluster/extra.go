@@ -10,21 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// Upstream manifests test/tools/build.sh copies next to the CRD bundles
-// (CRDDir), from the modules' own sources in the Go module cache.
-const (
-	// ArgoCDInstallFile is Argo CD v2.14.21's manifests/install.yaml.
-	ArgoCDInstallFile = "argocd-install.yaml"
-	// ESOChartDir is ESO v0.20.4's deploy/charts/external-secrets (a folder).
-	ESOChartDir = "eso-chart"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
-
-// UpstreamPath returns the path of a file or folder build.sh copied into
-// CRDDir (ArgoCDInstallFile, ESOChartDir, the CRD bundles), or an error
-// telling how to get it.
-func UpstreamPath(name string) (string, error) { return crdFile(name) }
 
 // FreePorts returns n distinct free TCP ports on 127.0.0.1.
 func FreePorts(n int) ([]int, error) { return freePorts(n) }
@@ -119,7 +107,7 @@ func (p *Process) WaitHTTP(t testing.TB, url string, timeout time.Duration) {
 // KubectlEnv is Kubectl with extra environment variables (e.g. KUBE_EDITOR
 // for a non-interactive `kubectl edit`).
 func (c *Cluster) KubectlEnv(ctx context.Context, env []string, stdin string, args ...string) (string, error) {
-	kubectl, err := Tool(KubectlBin)
+	kubectl, err := tools.Tool(tools.KubectlBin)
 	if err != nil {
 		return "", err
 	}
@@ -130,7 +118,7 @@ func (c *Cluster) KubectlEnv(ctx context.Context, env []string, stdin string, ar
 // admin, with HOME and helm's XDG folders inside the stack's Dir, and returns
 // its standard output.
 func (c *Cluster) Helm(ctx context.Context, args ...string) (string, error) {
-	helm, err := Tool(HelmBin)
+	helm, err := tools.Tool(tools.HelmBin)
 	if err != nil {
 		return "", err
 	}

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Flux's controllers as test/tools/build.sh builds them (source-controller
@@ -62,7 +64,7 @@ func FluxDir() string {
 	if d := os.Getenv("DRIFTWATCH_FLUX"); d != "" {
 		return d
 	}
-	return filepath.Join(filepath.Dir(ToolsBin()), "flux")
+	return filepath.Join(filepath.Dir(tools.ToolsBin()), "flux")
 }
 
 func fluxFile(name string) (string, error) {

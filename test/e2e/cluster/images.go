@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Buildah runs buildah with the node's own storage (inside Dir) and returns
@@ -94,7 +96,7 @@ func (n *Node) ImportImage(ctx context.Context, ref string) error {
 // GoBinary builds a main package of this repository (e.g.
 // "./test/e2e/images/envnames") as a static binary into the node's folder.
 func (n *Node) GoBinary(ctx context.Context, pkg string) (string, error) {
-	root, err := RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +190,7 @@ func (n *Node) BaseImages(ctx context.Context) error {
 // mount, as BuildKit users add: it changes no output), and imports it. It
 // returns how long the build took.
 func (n *Node) BuildDockerfile(ctx context.Context, ref string, buildArgs map[string]string) (time.Duration, error) {
-	root, err := RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return 0, err
 	}

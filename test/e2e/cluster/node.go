@@ -45,6 +45,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Node tools: built by test/tools/build.sh from the Go module proxy (kubelet,
@@ -236,7 +238,7 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	if err := n.writeContainerdConfig(); err != nil {
 		return err
 	}
-	env := []string{"PATH=" + ToolsBin() + ":" + os.Getenv("PATH")}
+	env := []string{"PATH=" + tools.ToolsBin() + ":" + os.Getenv("PATH")}
 	n.containerd = n.inNode("containerd", bins[ContainerdBin], env, "--config", n.path("containerd", "config.toml"))
 	if err := n.containerd.start(); err != nil {
 		return err
@@ -495,7 +497,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     conf_dir = %[9]q
     max_conf_num = 1
 `, filepath.Join(d, "root"), filepath.Join(d, "state"), n.ContainerdSocket, filepath.Join(d, "opt"),
-		PauseImage, n.bins[RuncBin], filepath.Join(d, "runc"), filepath.Join(ToolsBin(), cniDir), n.path("cni", "net.d"))
+		PauseImage, n.bins[RuncBin], filepath.Join(d, "runc"), filepath.Join(tools.ToolsBin(), cniDir), n.path("cni", "net.d"))
 	if err := os.WriteFile(filepath.Join(d, "config.toml"), []byte(cfg), 0o644); err != nil {
 		return err
 	}

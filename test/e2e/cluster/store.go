@@ -20,6 +20,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // StoreServer is the second apiserver a test started with StartStoreServer.
@@ -41,11 +43,11 @@ type StoreServer struct {
 // the apiserver is ready and returns it; both stop when the test ends.
 func (c *Cluster) StartStoreServer(t testing.TB) *StoreServer {
 	t.Helper()
-	etcdBin, err := Tool(EtcdBin)
+	etcdBin, err := tools.Tool(tools.EtcdBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiBin, err := Tool(APIServerBin)
+	apiBin, err := tools.Tool(tools.APIServerBin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 func TestMain(m *testing.M) {
@@ -572,7 +573,7 @@ func TestNoFalsePagesUnderFaults(t *testing.T) {
 				}
 			}
 			note("ESO CRDs deleted and re-created", "%d CRDs deleted; with the ESO detectors off the findings were %d series, none ESO-sourced", len(names), len(off.findings))
-			bundle, err := os.ReadFile(filepath.Join(cluster.CRDDir(), cluster.ESOCRDFile))
+			bundle, err := os.ReadFile(filepath.Join(tools.CRDDir(), tools.ESOCRDFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // TestFluxLookalikes runs two healthy shapes of real Flux clusters past
@@ -261,7 +262,7 @@ spec:
 // components.
 func stockInstall(t *testing.T) (string, []string) {
 	t.Helper()
-	kubectl, err := cluster.Tool(cluster.KubectlBin)
+	kubectl, err := tools.Tool(tools.KubectlBin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -177,7 +178,7 @@ func (s *stack) dumpAgent(t *testing.T) {
 func testChart(t *testing.T, s *stack) {
 	c, n := s.c, s.n
 	ctx := ctxT(t, 10*time.Minute)
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

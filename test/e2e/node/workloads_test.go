@@ -19,6 +19,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -328,7 +329,7 @@ func subPathMount(n *cluster.Node, p *corev1.Pod) (string, error) {
 // the agent itself (down, not synced), not about the cluster.
 func agentAlerts(t *testing.T) map[string]bool {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +564,7 @@ func testNetworkStaysInside(t *testing.T, s *stack) {
 		}
 	}
 	// No link of the host's namespace has its peer in the node's.
-	ipBin, err := cluster.Tool("ip")
+	ipBin, err := tools.Tool("ip")
 	if err != nil {
 		t.Fatal(err)
 	}

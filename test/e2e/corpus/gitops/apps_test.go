@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 var (
@@ -40,14 +41,14 @@ var docSep = regexp.MustCompile(`(?m)^---[ \t]*$`)
 // and PushSecret, by crds.create<Kind>. It returns the number of CRDs.
 func writeESOChart(t *testing.T, dir string) int {
 	t.Helper()
-	src, err := cluster.UpstreamPath(cluster.ESOChartDir)
+	src, err := tools.UpstreamPath(tools.ESOChartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	bundle, err := cluster.UpstreamPath(cluster.ESOCRDFile)
+	bundle, err := tools.UpstreamPath(tools.ESOCRDFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/pages"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
@@ -317,7 +318,7 @@ func (r *run) expectHook(ps *promstack.Stack, hook *promstack.Webhook, from int,
 // the chart's ValidatingWebhookConfigurations.
 func (r *run) startCertController() {
 	r.t.Helper()
-	bin, err := cluster.Tool(cluster.ESOControllerBin)
+	bin, err := tools.Tool(tools.ESOControllerBin)
 	if err != nil {
 		r.t.Fatal(err)
 	}
