@@ -1,8 +1,6 @@
 package leak
 
 import (
-	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
-
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // proc is an agent process this package runs itself (not through

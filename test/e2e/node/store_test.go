@@ -1,8 +1,6 @@
 package node
 
 import (
-	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
-
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -15,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 

@@ -1,11 +1,11 @@
 package pages
 
 import (
-	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
-
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // TestPageGradeFollowsTheCriticalRules checks the classifier on hand-made

@@ -1,8 +1,6 @@
 package storefaults
 
 import (
-	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
-
 	"context"
 	"fmt"
 	"slices"
@@ -11,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/pages"
 )
 
