@@ -3,7 +3,9 @@
 // optionally, the real External Secrets Operator controller and the ESO and
 // Argo CD CRDs), with generated certificates, an admin kubeconfig and a
 // restricted kubeconfig for the agent bound by real RBAC to the project's own
-// ClusterRole (deploy/manifests/clusterrole.yaml).
+// ClusterRole (deploy/manifests/clusterrole.yaml). On request it adds the
+// parts its subpackages run on that control plane: the real node (package
+// node) and the real Argo CD and Flux (package gitops).
 //
 // One stack serves one test package: start it from TestMain with Main, get it
 // in a test with Get, and give every test its own namespace:
@@ -46,14 +48,15 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/kube"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
@@ -65,7 +68,7 @@ type Options struct {
 	// from v2.14.21) and nothing else of Argo CD. Ignored with ArgoCD, which
 	// installs v3.2.9's.
 	ArgoCDCRDs bool
-	// ArgoCD runs the real Argo CD v3.2.9 (see argocd.go): its Application and
+	// ArgoCD runs the real Argo CD v3.2.9 (see gitops/argocd.go): its Application and
 	// AppProject CRDs, its argocd-cm / argocd-rbac-cm / argocd-secret, an
 	// AppProject "default", redis, argocd-repo-server and
 	// argocd-application-controller, on 127.0.0.1.
@@ -75,13 +78,13 @@ type Options struct {
 	ArgoCDServer bool
 	// ESOController starts the real ESO controller; implies ESOCRDs.
 	ESOController bool
-	// Flux runs the real Flux (see flux.go): source-controller and
+	// Flux runs the real Flux (see gitops/flux.go): source-controller and
 	// kustomize-controller v1.9.6 and helm-controller v1.6.4 with their CRDs,
 	// the flux-system namespace,
 	// and a Git HTTP server (git http-backend) for the repositories NewGitRepo
 	// makes.
 	Flux bool
-	// Node runs a real node (node.go): containerd, runc, CNI bridge
+	// Node runs a real node (package node): containerd, runc, CNI bridge
 	// networking, kubelet, kube-proxy and kube-scheduler, inside a network
 	// namespace of the stack's own. Needs root.
 	Node bool
@@ -127,19 +130,19 @@ type Cluster struct {
 
 	opts      Options
 	logf      func(string, ...any)
-	etcd      *process
-	apiserver *process
-	kcm       *process
-	eso       *process
+	etcd      *proc.Process
+	apiserver *proc.Process
+	kcm       *proc.Process
+	eso       *proc.Process
 	esoLive   string
-	ca        *certAuthority
-	argo      *argoCD
-	flux      *flux
-	node      *Node
+	ca        *kube.CA
+	argo      *gitops.ArgoCD
+	flux      *gitops.Flux
+	node      *node.Node
 
 	mu      sync.Mutex
-	agents  []*process // every agent process ever started, for teardown
-	extra   []*process // every StartProcess process, for teardown
+	agents  []*proc.Process // every agent process ever started, for teardown
+	extra   []*proc.Process // every StartProcess process, for teardown
 	stopped bool
 	mapper  *resetMapper
 }
@@ -171,10 +174,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.ESOController {
 		need = append(need, tools.ESOControllerBin)
 	}
-	need = append(need, argoCDTools(opts)...)
-	need = append(need, fluxTools(opts)...)
+	if opts.ArgoCD {
+		need = append(need, gitops.ArgoCDTools(opts.ArgoCDServer)...)
+	}
+	if opts.Flux {
+		need = append(need, gitops.FluxTools()...)
+	}
 	if opts.Node {
-		need = append(need, nodeTools()...)
+		need = append(need, node.Tools()...)
 	}
 	bins := map[string]string{}
 	for _, n := range need {
@@ -193,10 +200,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		crdFiles = append(crdFiles, p)
 	}
 	if opts.ArgoCD {
-		for _, f := range argoCDFiles {
-			if _, err := argoCDFile(f); err != nil {
-				return nil, err
-			}
+		if err := gitops.CheckArgoCDManifests(); err != nil {
+			return nil, err
 		}
 	} else if opts.ArgoCDCRDs {
 		p, err := tools.UpstreamPath(tools.ArgoCDCRDFile)
@@ -206,10 +211,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		crdFiles = append(crdFiles, p)
 	}
 	if opts.Flux {
-		for _, f := range fluxFiles {
-			if _, err := fluxFile(f); err != nil {
-				return nil, err
-			}
+		if err := gitops.CheckFluxManifests(); err != nil {
+			return nil, err
 		}
 	}
 	root, err := tools.RepoRoot()
@@ -238,7 +241,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 
-	ports, err := freePorts(5)
+	ports, err := proc.FreePorts(5)
 	if err != nil {
 		return c, err
 	}
@@ -248,44 +251,36 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// Certificates and kubeconfigs.
 	pki := filepath.Join(dir, "pki")
-	ca, err := newCA()
+	ca, err := kube.NewCA()
 	if err != nil {
 		return c, err
 	}
 	c.ca = ca
-	servingIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(APIServiceIP)}
+	servingIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(node.APIServiceIP)}
 	if opts.Node {
-		servingIPs = append(servingIPs, net.ParseIP(NodeIP))
+		servingIPs = append(servingIPs, net.ParseIP(node.NodeIP))
 	}
-	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true, servingIPs,
+	servingCert, servingKey, err := ca.Issue("kube-apiserver", nil, true, servingIPs,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
 	if err != nil {
 		return c, err
 	}
-	adminCert, adminKey, err := ca.issue("driftwatch-e2e-admin", []string{"system:masters"}, false, nil, nil)
-	if err != nil {
-		return c, err
-	}
-	agentCert, agentKey, err := ca.issue(AgentUser, nil, false, nil, nil)
-	if err != nil {
-		return c, err
-	}
-	files := map[string][]byte{"ca.crt": ca.certPEM, "apiserver.crt": servingCert, "apiserver.key": servingKey}
+	files := map[string][]byte{"ca.crt": ca.CertPEM, "apiserver.crt": servingCert, "apiserver.key": servingKey}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(pki, name), b, 0o600); err != nil {
 			return c, err
 		}
 	}
-	saKey, saPub, err := writeServiceAccountKeys(pki)
+	saKey, saPub, err := kube.WriteServiceAccountKeys(pki)
 	if err != nil {
 		return c, err
 	}
 	c.AdminKubeconfig = filepath.Join(dir, "admin.kubeconfig")
-	if c.AdminConfig, err = writeKubeconfig(c.AdminKubeconfig, c.APIServerURL, ca.certPEM, "driftwatch-e2e-admin", adminCert, adminKey); err != nil {
+	if c.AdminConfig, err = ca.ClientKubeconfig(c.AdminKubeconfig, c.APIServerURL, "driftwatch-e2e-admin", []string{"system:masters"}); err != nil {
 		return c, err
 	}
 	c.AgentKubeconfig = filepath.Join(dir, "agent.kubeconfig")
-	if c.AgentConfig, err = writeKubeconfig(c.AgentKubeconfig, c.APIServerURL, ca.certPEM, AgentUser, agentCert, agentKey); err != nil {
+	if c.AgentConfig, err = ca.ClientKubeconfig(c.AgentKubeconfig, c.APIServerURL, AgentUser, nil); err != nil {
 		return c, err
 	}
 	if c.Client, err = kubernetes.NewForConfig(c.AdminConfig); err != nil {
@@ -298,9 +293,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// etcd.
 	peer := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
-	c.etcd = &process{
-		name: "etcd", path: bins[tools.EtcdBin], logPath: filepath.Join(c.LogDir, "etcd.log"),
-		args: etcdArgs("e2e", filepath.Join(dir, "etcd"), c.EtcdURL, peer),
+	c.etcd = &proc.Process{
+		Name: "etcd", Path: bins[tools.EtcdBin], LogPath: filepath.Join(c.LogDir, "etcd.log"),
+		Args: etcdArgs("e2e", filepath.Join(dir, "etcd"), c.EtcdURL, peer),
 	}
 	if err := c.StartEtcd(); err != nil {
 		return c, err
@@ -313,10 +308,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Node {
 		authzModes = "Node,RBAC"
 	}
-	c.apiserver = &process{
-		name: "kube-apiserver", path: bins[tools.APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
-		args: append(apiserverArgs(c.EtcdURL, apiPort, dir, pki, saKey, saPub,
-			"https://kubernetes.default.svc.cluster.local", ServiceCIDR, authzModes), "--allow-privileged=true"),
+	c.apiserver = &proc.Process{
+		Name: "kube-apiserver", Path: bins[tools.APIServerBin], LogPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
+		Args: append(apiserverArgs(c.EtcdURL, apiPort, dir, pki, saKey, saPub,
+			"https://kubernetes.default.svc.cluster.local", node.ServiceCIDR, authzModes), "--allow-privileged=true"),
 	}
 	if err := c.StartAPIServer(); err != nil {
 		return c, err
@@ -325,9 +320,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// kube-controller-manager: namespaces get their default ServiceAccount,
 	// Deployments get ReplicaSets and Pods, owned objects are collected.
-	c.kcm = &process{
-		name: "kube-controller-manager", path: bins[tools.ControllerManagerBin], logPath: filepath.Join(c.LogDir, "kube-controller-manager.log"),
-		args: []string{
+	c.kcm = &proc.Process{
+		Name: "kube-controller-manager", Path: bins[tools.ControllerManagerBin], LogPath: filepath.Join(c.LogDir, "kube-controller-manager.log"),
+		Args: []string{
 			"--kubeconfig=" + c.AdminKubeconfig,
 			"--leader-elect=false",
 			"--secure-port=0",
@@ -338,7 +333,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			"--controllers=*",
 		},
 	}
-	if err := c.kcm.start(); err != nil {
+	if err := c.kcm.Start(); err != nil {
 		return c, err
 	}
 
@@ -360,7 +355,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	tCRD := time.Now()
 
 	// The controller-manager works once "default" has its ServiceAccount.
-	if err := c.waitFor(ctx, 60*time.Second, "the default ServiceAccount (kube-controller-manager)", c.kcm, func(ctx context.Context) (bool, error) {
+	if err := proc.WaitFor(ctx, 60*time.Second, "the default ServiceAccount (kube-controller-manager)", c.kcm, func(ctx context.Context) (bool, error) {
 		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {
@@ -368,7 +363,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 
 	if opts.Node {
-		if err := c.startNode(ctx, bins, apiPort); err != nil {
+		c.node, err = node.Start(ctx, node.Env{
+			Dir: c.Dir, LogDir: c.LogDir,
+			AdminKubeconfig: c.AdminKubeconfig, AdminConfig: c.AdminConfig, Client: c.Client, CA: c.ca,
+			APIPort: apiPort, Bins: bins, Logf: c.logf,
+		})
+		if err != nil {
 			return c, fmt.Errorf("node: %w", err)
 		}
 	}
@@ -376,34 +376,34 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.ESOController {
 		c.ESOMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", esoMetrics)
 		c.esoLive = fmt.Sprintf("http://127.0.0.1:%d/healthz", esoLive)
-		c.eso = &process{
-			name: "external-secrets", path: bins[tools.ESOControllerBin], logPath: filepath.Join(c.LogDir, "external-secrets.log"),
-			args: []string{
+		c.eso = &proc.Process{
+			Name: "external-secrets", Path: bins[tools.ESOControllerBin], LogPath: filepath.Join(c.LogDir, "external-secrets.log"),
+			Args: []string{
 				"--enable-leader-election=false",
 				fmt.Sprintf("--metrics-addr=127.0.0.1:%d", esoMetrics),
 				fmt.Sprintf("--live-addr=127.0.0.1:%d", esoLive),
 			},
 			// controller-runtime's GetConfig reads KUBECONFIG; ESO's cobra
 			// command does not expose --kubeconfig.
-			env: []string{"KUBECONFIG=" + c.AdminKubeconfig},
+			Env: []string{"KUBECONFIG=" + c.AdminKubeconfig},
 		}
-		if err := c.eso.start(); err != nil {
+		if err := c.eso.Start(); err != nil {
 			return c, err
 		}
-		if err := c.waitHTTP(ctx, 60*time.Second, c.eso, c.esoLive); err != nil {
+		if err := proc.WaitHTTP(ctx, 60*time.Second, c.eso, c.esoLive); err != nil {
 			return c, err
 		}
 	}
 	if opts.ArgoCD {
 		tArgo := time.Now()
-		if err := c.startArgoCD(ctx, bins); err != nil {
+		if c.argo, err = gitops.StartArgoCD(ctx, c.gitopsEnv(bins), opts.ArgoCDServer); err != nil {
 			return c, fmt.Errorf("Argo CD: %w", err)
 		}
 		logf("Argo CD up in %s", time.Since(tArgo).Round(time.Millisecond))
 	}
 	if opts.Flux {
 		tFlux := time.Now()
-		if err := c.startFlux(ctx, bins); err != nil {
+		if c.flux, err = gitops.StartFlux(ctx, c.gitopsEnv(bins)); err != nil {
 			return c, fmt.Errorf("Flux: %w", err)
 		}
 		logf("Flux up in %s", time.Since(tFlux).Round(time.Millisecond))
@@ -412,6 +412,32 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		time.Since(t0).Round(time.Millisecond), tEtcd.Sub(t0).Round(time.Millisecond), tAPI.Sub(tEtcd).Round(time.Millisecond),
 		tCRD.Sub(tAPI).Round(time.Millisecond), time.Since(tCRD).Round(time.Millisecond), dir)
 	return c, nil
+}
+
+// gitopsEnv is what the GitOps installers get of the stack.
+func (c *Cluster) gitopsEnv(bins map[string]string) gitops.Env {
+	return gitops.Env{
+		Dir: c.Dir, LogDir: c.LogDir, APIServerURL: c.APIServerURL, CA: c.ca,
+		Client: c.Client, Dynamic: c.Dynamic, Bins: bins,
+		InstallCRDs: c.InstallCRDs, ApplyYAML: c.ApplyYAML,
+	}
+}
+
+// Node returns the stack's node (nil without Options.Node).
+func (c *Cluster) Node() *node.Node { return c.node }
+
+// ArgoCD returns the stack's Argo CD (nil without Options.ArgoCD).
+func (c *Cluster) ArgoCD() *gitops.ArgoCD { return c.argo }
+
+// Flux returns the stack's Flux (nil without Options.Flux).
+func (c *Cluster) Flux() *gitops.Flux { return c.flux }
+
+// NewGitRepo creates an empty repository (branch main) named name in the
+// stack's folder: Argo CD reads it at its URL (file://), Flux at
+// Flux().HTTPURL.
+func (c *Cluster) NewGitRepo(t testing.TB, name string) *gitops.GitRepo {
+	t.Helper()
+	return gitops.NewGitRepo(t, c.Dir, name)
 }
 
 // etcdArgs are the flags of a one-member etcd named name (fsync off: test
@@ -453,23 +479,6 @@ func apiserverArgs(etcdURL string, port int, dir, pki, saKey, saPub, issuer, ser
 	}
 }
 
-func writeKubeconfig(path, server string, caPEM []byte, user string, certPEM, keyPEM []byte) (*rest.Config, error) {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
-	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: user}
-	cfg.CurrentContext = "e2e"
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return nil, err
-	}
-	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	rc.QPS, rc.Burst = 100, 200
-	return rc, nil
-}
-
 func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) error {
 	var role rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict(clusterRoleYAML, &role); err != nil {
@@ -495,60 +504,15 @@ func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) 
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, 30*time.Second, "the agent's ClusterRoleBinding to take effect", c.apiserver, func(ctx context.Context) (bool, error) {
+	return proc.WaitFor(ctx, 30*time.Second, "the agent's ClusterRoleBinding to take effect", c.apiserver, func(ctx context.Context) (bool, error) {
 		_, err := agent.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil, nil
 	})
 }
 
-// waitFor polls cond every 100 ms until it holds, the timeout passes, or proc
-// (if not nil) exits.
-func (c *Cluster) waitFor(ctx context.Context, timeout time.Duration, what string, proc *process, cond func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if proc != nil {
-			if gone, werr := proc.exited(); gone {
-				return false, fmt.Errorf("%s exited (%v)", proc.name, werr)
-			}
-		}
-		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-		defer ccancel()
-		ok, err := cond(cctx)
-		if err != nil {
-			last = err
-		}
-		return ok, nil
-	})
-	if err != nil {
-		if last != nil {
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, err, last)
-		}
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return nil
-}
-
-func (c *Cluster) waitHTTP(ctx context.Context, timeout time.Duration, proc *process, url string) error {
-	return c.waitFor(ctx, timeout, url, proc, func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
-		}
-		return true, nil
-	})
-}
-
 func (c *Cluster) waitReadyz(ctx context.Context, timeout time.Duration) error {
 	rc := c.Client.Discovery().RESTClient()
-	return c.waitFor(ctx, timeout, "kube-apiserver /readyz", c.apiserver, func(ctx context.Context) (bool, error) {
+	return proc.WaitFor(ctx, timeout, "kube-apiserver /readyz", c.apiserver, func(ctx context.Context) (bool, error) {
 		b, err := rc.Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
 			return false, fmt.Errorf("%v: %s", err, b)
@@ -564,15 +528,15 @@ const restartTimeout = 90 * time.Second
 // watches after 2 s and exits in about a second; SIGKILL after 15 s). Its
 // port stays assigned, so StartAPIServer brings it back at the same URL and
 // clients reconnect.
-func (c *Cluster) StopAPIServer() { c.apiserver.stop(15 * time.Second) }
+func (c *Cluster) StopAPIServer() { c.apiserver.Stop(15 * time.Second) }
 
 // KillAPIServer SIGKILLs kube-apiserver (a crash); StartAPIServer restarts it.
-func (c *Cluster) KillAPIServer() { c.apiserver.kill() }
+func (c *Cluster) KillAPIServer() { c.apiserver.Kill() }
 
 // StartAPIServer starts kube-apiserver again (same port, flags and etcd) and
 // waits until /readyz answers ok.
 func (c *Cluster) StartAPIServer() error {
-	if err := c.apiserver.start(); err != nil {
+	if err := c.apiserver.Start(); err != nil {
 		return err
 	}
 	return c.waitReadyz(context.Background(), restartTimeout)
@@ -581,20 +545,20 @@ func (c *Cluster) StartAPIServer() error {
 // StopEtcd stops etcd gracefully (SIGTERM, SIGKILL after 15 s), keeping its
 // data. While kube-apiserver holds streams to it, etcd's graceful stop takes
 // about 7 s (its own timeout); KillEtcd is immediate.
-func (c *Cluster) StopEtcd() { c.etcd.stop(15 * time.Second) }
+func (c *Cluster) StopEtcd() { c.etcd.Stop(15 * time.Second) }
 
 // KillEtcd SIGKILLs etcd (a crash). Its data survives (written, if not
 // fsynced, before the kill); StartEtcd restarts it.
-func (c *Cluster) KillEtcd() { c.etcd.kill() }
+func (c *Cluster) KillEtcd() { c.etcd.Kill() }
 
 // StartEtcd starts etcd again on the same ports and data, waits until it is
 // healthy and, if kube-apiserver is running, until the apiserver is ready again.
 func (c *Cluster) StartEtcd() error {
-	if err := c.etcd.start(); err != nil {
+	if err := c.etcd.Start(); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	if err := c.waitFor(ctx, restartTimeout, "etcd /health", c.etcd, func(ctx context.Context) (bool, error) {
+	if err := proc.WaitFor(ctx, restartTimeout, "etcd /health", c.etcd, func(ctx context.Context) (bool, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.EtcdURL+"/health", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -606,7 +570,7 @@ func (c *Cluster) StartEtcd() error {
 	}); err != nil {
 		return err
 	}
-	if c.apiserver != nil && c.apiserver.pid() != 0 {
+	if c.apiserver != nil && c.apiserver.PID() != 0 {
 		return c.waitReadyz(ctx, restartTimeout)
 	}
 	return nil
@@ -615,7 +579,7 @@ func (c *Cluster) StartEtcd() error {
 // StopESOController stops the ESO controller (if the stack runs it).
 func (c *Cluster) StopESOController() {
 	if c.eso != nil {
-		c.eso.stop(15 * time.Second)
+		c.eso.Stop(15 * time.Second)
 	}
 }
 
@@ -625,10 +589,10 @@ func (c *Cluster) StartESOController() error {
 	if c.eso == nil {
 		return errors.New("the stack was started without Options.ESOController")
 	}
-	if err := c.eso.start(); err != nil {
+	if err := c.eso.Start(); err != nil {
 		return err
 	}
-	return c.waitHTTP(context.Background(), restartTimeout, c.eso, c.esoLive)
+	return proc.WaitHTTP(context.Background(), restartTimeout, c.eso, c.esoLive)
 }
 
 // Stop tears the stack down: agents, the ESO controller, the
@@ -643,23 +607,23 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	agents := append(append([]*process(nil), c.agents...), c.extra...)
+	agents := append(append([]*proc.Process(nil), c.agents...), c.extra...)
 	c.mu.Unlock()
 	for _, a := range agents {
-		a.stop(5 * time.Second)
+		a.Stop(5 * time.Second)
 	}
 	if c.node != nil {
-		c.node.stop()
+		c.node.Stop()
 	}
-	for _, p := range append(c.flux.processes(), c.argo.processes()...) {
+	for _, p := range append(c.flux.Processes(), c.argo.Processes()...) {
 		if p != nil {
-			p.stop(15 * time.Second)
+			p.Stop(15 * time.Second)
 		}
 	}
-	c.flux.stopGit()
-	for _, p := range []*process{c.eso, c.kcm, c.apiserver, c.etcd} {
+	c.flux.StopGitServer()
+	for _, p := range []*proc.Process{c.eso, c.kcm, c.apiserver, c.etcd} {
 		if p != nil {
-			p.stop(15 * time.Second)
+			p.Stop(15 * time.Second)
 		}
 	}
 	if keep := os.Getenv("DRIFTWATCH_E2E_LOGS"); keep != "" {
@@ -683,11 +647,11 @@ func (c *Cluster) CheckTornDown() error {
 	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
 		problems = append(problems, fmt.Sprintf("temp dir %s still exists (stat: %v)", c.Dir, err))
 	}
-	if left := leftoverProcesses(c.Dir, c.allPIDs()); len(left) > 0 {
+	if left := proc.Leftovers(c.Dir, c.allPIDs()); len(left) > 0 {
 		problems = append(problems, "processes left behind:\n  "+strings.Join(left, "\n  "))
 	}
 	if c.node != nil {
-		if left := c.node.leftovers(); len(left) > 0 {
+		if left := c.node.Leftovers(); len(left) > 0 {
 			problems = append(problems, "node left behind:\n  "+strings.Join(left, "\n  "))
 		}
 	}
@@ -699,27 +663,32 @@ func (c *Cluster) CheckTornDown() error {
 
 func (c *Cluster) allPIDs() []int {
 	c.mu.Lock()
-	procs := append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
-	procs = append(append(procs, c.argo.processes()...), c.flux.processes()...)
-	procs = append(procs, c.node.processes()...)
+	procs := append(append([]*proc.Process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
+	procs = append(procs, c.parts()...)
 	c.mu.Unlock()
 	var pids []int
 	for _, p := range procs {
 		if p != nil {
-			pids = append(pids, p.allPIDs()...)
+			pids = append(pids, p.AllPIDs()...)
 		}
 	}
 	return pids
+}
+
+// parts lists the processes of Argo CD, Flux and the node (those the stack
+// runs).
+func (c *Cluster) parts() []*proc.Process {
+	return append(append(c.argo.Processes(), c.flux.Processes()...), c.node.Processes()...)
 }
 
 // PIDs returns the PIDs of the running stack processes by name (etcd,
 // kube-apiserver, kube-controller-manager, external-secrets, Argo CD's, Flux's and the node's).
 func (c *Cluster) PIDs() map[string]int {
 	out := map[string]int{}
-	for _, p := range append(append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...), c.node.processes()...) {
+	for _, p := range append([]*proc.Process{c.etcd, c.apiserver, c.kcm, c.eso}, c.parts()...) {
 		if p != nil {
-			if pid := p.pid(); pid != 0 {
-				out[p.name] = pid
+			if pid := p.PID(); pid != 0 {
+				out[p.Name] = pid
 			}
 		}
 	}
@@ -729,14 +698,14 @@ func (c *Cluster) PIDs() map[string]int {
 // LogTails returns the last n lines of every stack process's log.
 func (c *Cluster) logTails(n int) string {
 	var b strings.Builder
-	for _, p := range append(append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...), c.node.processes()...) {
+	for _, p := range append([]*proc.Process{c.etcd, c.apiserver, c.kcm, c.eso}, c.parts()...) {
 		if p == nil {
 			continue
 		}
-		if _, err := os.Stat(p.logPath); err != nil {
+		if _, err := os.Stat(p.LogPath); err != nil {
 			continue
 		}
-		fmt.Fprintf(&b, "----- last %d lines of %s -----\n%s\n", n, p.name, tailFile(p.logPath, n))
+		fmt.Fprintf(&b, "----- last %d lines of %s -----\n%s\n", n, p.Name, proc.TailFile(p.LogPath, n))
 	}
 	return b.String()
 }
@@ -749,7 +718,7 @@ func (c *Cluster) ESOControllerLog() string {
 	if c.eso == nil {
 		return ""
 	}
-	return c.eso.logPath
+	return c.eso.LogPath
 }
 
 // Kubectl runs the real kubectl with the admin kubeconfig, stdin (if not
@@ -802,7 +771,7 @@ func (c *Cluster) NewNamespace(t testing.TB) string {
 			t.Logf("delete namespace %s: %v", name, err)
 		}
 	})
-	if err := c.waitFor(ctx, 60*time.Second, "ServiceAccount "+name+"/default", c.kcm, func(ctx context.Context) (bool, error) {
+	if err := proc.WaitFor(ctx, 60*time.Second, "ServiceAccount "+name+"/default", c.kcm, func(ctx context.Context) (bool, error) {
 		_, err := c.Client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
@@ -55,7 +56,7 @@ func buildImages(t *testing.T, c *cluster.Cluster) {
 		t0 := time.Now()
 		bin, err := n.GoBinary(ctx, "./test/e2e/images/envnames")
 		if err == nil {
-			err = n.ScratchImage(ctx, workloadImage, "", []cluster.ImageFile{{Src: bin, Dst: "/envnames"}},
+			err = n.ScratchImage(ctx, workloadImage, "", []node.ImageFile{{Src: bin, Dst: "/envnames"}},
 				[]string{"/envnames"}, "65532:65532", nil)
 		}
 		if err == nil {
@@ -284,7 +285,7 @@ func containerPort(p *corev1.Pod, container string, port intstr.IntOrString) (in
 }
 
 // get fetches url from inside the node's network namespace.
-func get(n *cluster.Node, url string) (int, string, error) {
+func get(n *node.Node, url string) (int, string, error) {
 	resp, err := n.HTTPClient().Get(url)
 	if err != nil {
 		return 0, "", err
@@ -295,7 +296,7 @@ func get(n *cluster.Node, url string) (int, string, error) {
 }
 
 // scrapeIn scrapes a /metrics URL from inside the node's namespace.
-func scrapeIn(n *cluster.Node, url string) ([]scrape.Series, error) {
+func scrapeIn(n *node.Node, url string) ([]scrape.Series, error) {
 	code, body, err := get(n, url)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
@@ -39,7 +40,7 @@ const (
 // Prometheus scraping it through its Service, the Alertmanager webhook.
 type stack struct {
 	c *cluster.Cluster
-	n *cluster.Node
+	n *node.Node
 	// parent is TestNode's T: fixtures that outlive a subtest belong to it.
 	parent *testing.T
 	ps     *promstack.Stack

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
@@ -299,14 +299,14 @@ func testStale(t *testing.T, s *stack) {
 }
 
 // volumeDir is the host folder of a pod's secret volume (kubelet root-dir).
-func volumeDir(n *cluster.Node, p *corev1.Pod, volume string) string {
+func volumeDir(n *node.Node, p *corev1.Pod, volume string) string {
 	return filepath.Join(n.Dir, "kubelet", "pods", string(p.UID), "volumes", "kubernetes.io~secret", volume)
 }
 
 // subPathMount returns the source (root within the volume's tmpfs) of the
 // pod's one subPath bind mount, as the host's mountinfo shows it: the kubelet
 // runs in the host's mount namespace.
-func subPathMount(n *cluster.Node, p *corev1.Pod) (string, error) {
+func subPathMount(n *node.Node, p *corev1.Pod) (string, error) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
@@ -603,7 +603,7 @@ func testNetworkStaysInside(t *testing.T, s *stack) {
 		dsts = append(dsts, strings.Fields(line)[0])
 	}
 	slices.Sort(dsts)
-	if want := []string{cluster.ServiceCIDR, cluster.PodCIDR}; !slices.Equal(dsts, want) {
+	if want := []string{node.ServiceCIDR, node.PodCIDR}; !slices.Equal(dsts, want) {
 		t.Errorf("the agent pod routes %v, want only %v:\n%s", dsts, want, routes)
 	}
 	t.Logf("fact: links of the node's namespace:\n%s\nthe agent pod's routes:\n%s", links, routes)

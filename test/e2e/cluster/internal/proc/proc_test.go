@@ -1,4 +1,4 @@
-package cluster
+package proc
 
 import (
 	"os/exec"
@@ -17,14 +17,14 @@ func TestLeftoverProcessesSeesAndForgetsAChild(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// sh runs sleep as a grandchild in the same process group.
-	p := &process{name: "sh", path: "/bin/sh", args: []string{"-c", sleep + " 300; : " + dir}, logPath: filepath.Join(dir, "log")}
-	if err := p.start(); err != nil {
+	p := &Process{Name: "sh", Path: "/bin/sh", Args: []string{"-c", sleep + " 300; : " + dir}, LogPath: filepath.Join(dir, "log")}
+	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.stop(time.Second) })
+	t.Cleanup(func() { p.Stop(time.Second) })
 	var left []string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		left = leftoverProcesses("", p.allPIDs())
+		left = Leftovers("", p.AllPIDs())
 		if len(left) >= 2 {
 			break
 		}
@@ -32,11 +32,11 @@ func TestLeftoverProcessesSeesAndForgetsAChild(t *testing.T) {
 	if len(left) < 2 || !strings.Contains(strings.Join(left, "\n"), "process group") {
 		t.Fatalf("want the shell and its sleep (by process group), got %q", left)
 	}
-	if got := leftoverProcesses(dir, nil); len(got) == 0 {
+	if got := Leftovers(dir, nil); len(got) == 0 {
 		t.Errorf("marker %s not found in any command line", dir)
 	}
-	p.stop(5 * time.Second)
-	if got := leftoverProcesses(dir, p.allPIDs()); len(got) != 0 {
+	p.Stop(5 * time.Second)
+	if got := Leftovers(dir, p.AllPIDs()); len(got) != 0 {
 		t.Errorf("after stop: %q", got)
 	}
 }

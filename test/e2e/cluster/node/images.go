@@ -1,4 +1,4 @@
-package cluster
+package node
 
 // Images for the node, built offline: no registry can be reached from this
 // machine, so every image is built here with buildah (storage inside the
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
@@ -26,7 +27,7 @@ func (n *Node) Buildah(ctx context.Context, args ...string) (string, error) {
 		"--runroot", n.path("buildah", "run"),
 		"--storage-driver", "overlay",
 	}
-	return n.c.run(ctx, n.bins[BuildahBin], nil, "", append(global, args...)...)
+	return proc.Run(ctx, n.bins[BuildahBin], nil, "", append(global, args...)...)
 }
 
 // ImageFile is one file or folder of an image: host path Src copied to Dst.
@@ -83,7 +84,7 @@ func (n *Node) ImportImage(ctx context.Context, ref string) error {
 		return err
 	}
 	defer os.Remove(archive)
-	if _, err := n.c.run(ctx, n.bins[CtrBin], nil, "", "--address", n.ContainerdSocket, "--namespace", "k8s.io",
+	if _, err := proc.Run(ctx, n.bins[CtrBin], nil, "", "--address", n.ContainerdSocket, "--namespace", "k8s.io",
 		"images", "import", archive); err != nil {
 		return err
 	}
