@@ -28,19 +28,14 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -490,12 +485,7 @@ func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) 
 	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "driftwatch-e2e-agent"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: AgentUser}},
-	}
-	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if err := kube.BindClusterRole(ctx, c.Client, "driftwatch-e2e-agent", role.Name, AgentUser); err != nil {
 		return err
 	}
 	// The RBAC authorizer reads through an informer: wait until it sees the
@@ -509,209 +499,6 @@ func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) 
 		return err == nil, nil
 	})
 }
-
-func (c *Cluster) waitReadyz(ctx context.Context, timeout time.Duration) error {
-	rc := c.Client.Discovery().RESTClient()
-	return proc.WaitFor(ctx, timeout, "kube-apiserver /readyz", c.apiserver, func(ctx context.Context) (bool, error) {
-		b, err := rc.Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil {
-			return false, fmt.Errorf("%v: %s", err, b)
-		}
-		return string(b) == "ok", nil
-	})
-}
-
-// restartTimeout bounds the restart hooks' waits.
-const restartTimeout = 90 * time.Second
-
-// StopAPIServer stops kube-apiserver gracefully (SIGTERM; it closes open
-// watches after 2 s and exits in about a second; SIGKILL after 15 s). Its
-// port stays assigned, so StartAPIServer brings it back at the same URL and
-// clients reconnect.
-func (c *Cluster) StopAPIServer() { c.apiserver.Stop(15 * time.Second) }
-
-// KillAPIServer SIGKILLs kube-apiserver (a crash); StartAPIServer restarts it.
-func (c *Cluster) KillAPIServer() { c.apiserver.Kill() }
-
-// StartAPIServer starts kube-apiserver again (same port, flags and etcd) and
-// waits until /readyz answers ok.
-func (c *Cluster) StartAPIServer() error {
-	if err := c.apiserver.Start(); err != nil {
-		return err
-	}
-	return c.waitReadyz(context.Background(), restartTimeout)
-}
-
-// StopEtcd stops etcd gracefully (SIGTERM, SIGKILL after 15 s), keeping its
-// data. While kube-apiserver holds streams to it, etcd's graceful stop takes
-// about 7 s (its own timeout); KillEtcd is immediate.
-func (c *Cluster) StopEtcd() { c.etcd.Stop(15 * time.Second) }
-
-// KillEtcd SIGKILLs etcd (a crash). Its data survives (written, if not
-// fsynced, before the kill); StartEtcd restarts it.
-func (c *Cluster) KillEtcd() { c.etcd.Kill() }
-
-// StartEtcd starts etcd again on the same ports and data, waits until it is
-// healthy and, if kube-apiserver is running, until the apiserver is ready again.
-func (c *Cluster) StartEtcd() error {
-	if err := c.etcd.Start(); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	if err := proc.WaitFor(ctx, restartTimeout, "etcd /health", c.etcd, func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.EtcdURL+"/health", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"health":"true"`), nil
-	}); err != nil {
-		return err
-	}
-	if c.apiserver != nil && c.apiserver.PID() != 0 {
-		return c.waitReadyz(ctx, restartTimeout)
-	}
-	return nil
-}
-
-// StopESOController stops the ESO controller (if the stack runs it).
-func (c *Cluster) StopESOController() {
-	if c.eso != nil {
-		c.eso.Stop(15 * time.Second)
-	}
-}
-
-// StartESOController starts the ESO controller again and waits for its
-// health endpoint.
-func (c *Cluster) StartESOController() error {
-	if c.eso == nil {
-		return errors.New("the stack was started without Options.ESOController")
-	}
-	if err := c.eso.Start(); err != nil {
-		return err
-	}
-	return proc.WaitHTTP(context.Background(), restartTimeout, c.eso, c.esoLive)
-}
-
-// Stop tears the stack down: agents, the ESO controller, the
-// controller-manager, kube-apiserver and etcd are stopped (SIGTERM to their
-// process groups, SIGKILL after a grace period) and Dir is removed. If
-// DRIFTWATCH_E2E_LOGS names a folder, the process logs are copied there
-// first. Stop is idempotent.
-func (c *Cluster) Stop() {
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		return
-	}
-	c.stopped = true
-	agents := append(append([]*proc.Process(nil), c.agents...), c.extra...)
-	c.mu.Unlock()
-	for _, a := range agents {
-		a.Stop(5 * time.Second)
-	}
-	if c.node != nil {
-		c.node.Stop()
-	}
-	for _, p := range append(c.flux.Processes(), c.argo.Processes()...) {
-		if p != nil {
-			p.Stop(15 * time.Second)
-		}
-	}
-	c.flux.StopGitServer()
-	for _, p := range []*proc.Process{c.eso, c.kcm, c.apiserver, c.etcd} {
-		if p != nil {
-			p.Stop(15 * time.Second)
-		}
-	}
-	if keep := os.Getenv("DRIFTWATCH_E2E_LOGS"); keep != "" {
-		dst := filepath.Join(keep, filepath.Base(c.Dir))
-		if err := copyDir(c.LogDir, dst); err != nil {
-			c.logf("copying logs to %s: %v", dst, err)
-		} else {
-			c.logf("process logs copied to %s", dst)
-		}
-	}
-	if err := os.RemoveAll(c.Dir); err != nil {
-		c.logf("removing %s: %v", c.Dir, err)
-	}
-}
-
-// CheckTornDown verifies, after Stop, that Dir is gone and that no process
-// of the stack remains: none of the PIDs it started, nothing in their process
-// groups, and nothing whose command line mentions Dir (as `pgrep -f Dir`).
-func (c *Cluster) CheckTornDown() error {
-	var problems []string
-	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
-		problems = append(problems, fmt.Sprintf("temp dir %s still exists (stat: %v)", c.Dir, err))
-	}
-	if left := proc.Leftovers(c.Dir, c.allPIDs()); len(left) > 0 {
-		problems = append(problems, "processes left behind:\n  "+strings.Join(left, "\n  "))
-	}
-	if c.node != nil {
-		if left := c.node.Leftovers(); len(left) > 0 {
-			problems = append(problems, "node left behind:\n  "+strings.Join(left, "\n  "))
-		}
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("e2e teardown: %s", strings.Join(problems, "; "))
-	}
-	return nil
-}
-
-func (c *Cluster) allPIDs() []int {
-	c.mu.Lock()
-	procs := append(append([]*proc.Process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
-	procs = append(procs, c.parts()...)
-	c.mu.Unlock()
-	var pids []int
-	for _, p := range procs {
-		if p != nil {
-			pids = append(pids, p.AllPIDs()...)
-		}
-	}
-	return pids
-}
-
-// parts lists the processes of Argo CD, Flux and the node (those the stack
-// runs).
-func (c *Cluster) parts() []*proc.Process {
-	return append(append(c.argo.Processes(), c.flux.Processes()...), c.node.Processes()...)
-}
-
-// PIDs returns the PIDs of the running stack processes by name (etcd,
-// kube-apiserver, kube-controller-manager, external-secrets, Argo CD's, Flux's and the node's).
-func (c *Cluster) PIDs() map[string]int {
-	out := map[string]int{}
-	for _, p := range append([]*proc.Process{c.etcd, c.apiserver, c.kcm, c.eso}, c.parts()...) {
-		if p != nil {
-			if pid := p.PID(); pid != 0 {
-				out[p.Name] = pid
-			}
-		}
-	}
-	return out
-}
-
-// LogTails returns the last n lines of every stack process's log.
-func (c *Cluster) logTails(n int) string {
-	var b strings.Builder
-	for _, p := range append([]*proc.Process{c.etcd, c.apiserver, c.kcm, c.eso}, c.parts()...) {
-		if p == nil {
-			continue
-		}
-		if _, err := os.Stat(p.LogPath); err != nil {
-			continue
-		}
-		fmt.Fprintf(&b, "----- last %d lines of %s -----\n%s\n", n, p.Name, proc.TailFile(p.LogPath, n))
-	}
-	return b.String()
-}
-
-// DumpLogs writes the last lines of every stack process's log to w.
-func (c *Cluster) DumpLogs(w io.Writer) { fmt.Fprint(w, c.logTails(60)) }
 
 // ESOControllerLog returns the path of the ESO controller's log file.
 func (c *Cluster) ESOControllerLog() string {
@@ -778,99 +565,4 @@ func (c *Cluster) NewNamespace(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return name
-}
-
-var (
-	current    *Cluster
-	currentErr error
-)
-
-// Main starts one stack for the test package, runs its tests, tears the
-// stack down, and checks that no process or temp dir of it remains (a
-// leftover fails the run). Call it from TestMain: os.Exit(cluster.Main(m, opts)).
-//
-// With DRIFTWATCH_E2E=0 no stack starts and every test calling Get skips.
-// If the tools are missing or the stack fails to start, every test calling
-// Get fails with the reason.
-func Main(m *testing.M, opts Options) int {
-	if tools.E2EDisabled() {
-		return m.Run()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	c, err := Start(ctx, opts)
-	cancel()
-	if err != nil {
-		currentErr = err
-		fmt.Fprintf(os.Stderr, "e2e: the test stack did not start: %v\n", err)
-		code := m.Run()
-		if code == 0 {
-			code = 1
-		}
-		return code
-	}
-	current = c
-
-	// Tear down on SIGINT/SIGTERM too (children also get SIGKILL when this
-	// process dies, through Pdeathsig).
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		if s, ok := <-sigs; ok {
-			fmt.Fprintf(os.Stderr, "e2e: %v: tearing the test stack down\n", s)
-			c.Stop()
-			os.Exit(2)
-		}
-	}()
-
-	code := m.Run()
-	signal.Stop(sigs)
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "e2e: tests failed; stack logs (set DRIFTWATCH_E2E_LOGS=DIR to keep them whole):\n")
-		c.DumpLogs(os.Stderr)
-	}
-	c.Stop()
-	if err := c.CheckTornDown(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	return code
-}
-
-// Get returns the package's stack started by Main. It skips the test when
-// DRIFTWATCH_E2E=0 and fails it when the stack could not start.
-func Get(t testing.TB) *Cluster {
-	t.Helper()
-	if tools.E2EDisabled() {
-		t.Skip("DRIFTWATCH_E2E=0: skipping the e2e test (it needs the real kube-apiserver/etcd stack)")
-	}
-	if currentErr != nil {
-		t.Fatalf("the e2e test stack did not start: %v", currentErr)
-	}
-	if current == nil {
-		t.Fatal("cluster.Get: no stack; call cluster.Main from TestMain")
-	}
-	return current
-}
-
-func copyDir(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }

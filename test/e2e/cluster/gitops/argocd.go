@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/kube"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
 )
 
@@ -272,7 +273,7 @@ func (e Env) argoIdentity(ctx context.Context, user string, clusterRoleYAML, rol
 	if _, err := e.Client.RbacV1().ClusterRoles().Create(ctx, &cr, metav1.CreateOptions{}); err != nil {
 		return "", err
 	}
-	if err := e.bindClusterRole(ctx, cr.Name, cr.Name, user); err != nil {
+	if err := kube.BindClusterRole(ctx, e.Client, cr.Name, cr.Name, user); err != nil {
 		return "", err
 	}
 	if _, err := e.Client.RbacV1().Roles(ArgoCDNamespace).Create(ctx, &r, metav1.CreateOptions{}); err != nil {

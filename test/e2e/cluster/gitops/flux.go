@@ -331,7 +331,7 @@ func roleRefFrom(data []byte, name string) (string, error) {
 // and writes a kubeconfig for it (a client certificate), whose path it
 // returns.
 func (e Env) fluxIdentity(ctx context.Context, user, clusterRole string) (string, error) {
-	if err := e.bindClusterRole(ctx, "flux-"+user, clusterRole, user); err != nil {
+	if err := kube.BindClusterRole(ctx, e.Client, "flux-"+user, clusterRole, user); err != nil {
 		return "", err
 	}
 	return e.kubeconfig(user)
