@@ -57,9 +57,9 @@ import (
 
 // Options choose the optional parts of the stack.
 type Options struct {
-	// ESOCRDs installs External Secrets Operator's CRDs (CRDDir()/eso-bundle.yaml).
+	// ESOCRDs installs External Secrets Operator's CRDs (tools.CRDDir()/eso-bundle.yaml).
 	ESOCRDs bool
-	// ArgoCDCRDs installs Argo CD's Application CRD (CRDDir()/argocd-application-crd.yaml,
+	// ArgoCDCRDs installs Argo CD's Application CRD (tools.CRDDir()/argocd-application-crd.yaml,
 	// from v2.14.21) and nothing else of Argo CD. Ignored with ArgoCD, which
 	// installs v3.2.9's.
 	ArgoCDCRDs bool

@@ -25,7 +25,7 @@ import (
 func (a *ArgoCD) Token(t testing.TB) string {
 	t.Helper()
 	if a.ServerURL() == "" {
-		t.Fatal("ArgoCDToken: the stack was started without Options.ArgoCDServer")
+		t.Fatal("ArgoCD.Token: the stack was started without Options.ArgoCDServer")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -109,7 +109,7 @@ func (a *ArgoCD) api(ctx context.Context, method, path, token string, in, out an
 func (a *ArgoCD) Sync(t testing.TB, namespace, name, revision string) {
 	t.Helper()
 	if a.ServerURL() == "" {
-		t.Fatal("ArgoCDSync: the stack was started without Options.ArgoCDServer")
+		t.Fatal("ArgoCD.Sync: the stack was started without Options.ArgoCDServer")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
