@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // esFiles is one Application's folder: a fake-provider SecretStore and an
@@ -136,7 +138,7 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 
 	a := startAgent(t, c, ns, "--argocd-not-converging-threshold", "15s")
 	trap := func(app, effect, respect string) map[string]string {
-		return map[string]string{"application": name(app), "namespace": cluster.ArgoCDNamespace,
+		return map[string]string{"application": name(app), "namespace": gitops.ArgoCDNamespace,
 			"group": "external-secrets.io", "kind": "ExternalSecret", "effect": effect, "respect_ignore_differences": respect}
 	}
 	// Before the commit: the traps are there, none has bitten.
@@ -218,7 +220,7 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	// Synced at rev2 (no sync ran).
 	for _, app := range []string{"pointer", "jq", "ssa", "hidden"} {
 		got := a.WaitForSeries(t, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns, "kind": "ExternalSecret",
-			"name": app, "source": "argocd", "sync_kind": "Application", "sync_namespace": cluster.ArgoCDNamespace, "sync_name": name(app)}, waitAgent)
+			"name": app, "source": "argocd", "sync_kind": "Application", "sync_namespace": gitops.ArgoCDNamespace, "sync_name": name(app)}, waitAgent)
 		if got.Value != 1 {
 			t.Fatalf("%s: %s, want 1 missing entry", app, got)
 		}
@@ -245,10 +247,10 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range cluster.Find(all, "driftwatch_secret_missing_key", map[string]string{"namespace": ns}) {
+	for _, s := range scrape.Find(all, "driftwatch_secret_missing_key", map[string]string{"namespace": ns}) {
 		t.Logf("driftwatch: %s", s)
 	}
-	for _, s := range cluster.Find(all, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns}) {
+	for _, s := range scrape.Find(all, "driftwatch_gitops_synced_entries_missing", map[string]string{"namespace": ns}) {
 		t.Logf("driftwatch: %s", s)
 	}
 	for _, app := range []string{"pointer", "jq", "absent", "hidden", "ssa"} {
@@ -274,10 +276,10 @@ func TestIgnoreListTrapEndToEnd(t *testing.T) {
 			fixed = strings.Split(apps["ssa"], "  syncPolicy:")[0] +
 				"  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [ServerSideApply=true]\n"
 		}
-		c.Apply(t, cluster.ArgoCDNamespace, application(name(app), repo.URL, app, ns, fixed))
+		c.Apply(t, gitops.ArgoCDNamespace, application(name(app), repo.URL, app, ns, fixed))
 		// Through argocd-server, so the operation carries the Application's
 		// syncOptions (ServerSideApply=true for ssa) as argocd app sync's does.
-		c.ArgoCDSync(t, cluster.ArgoCDNamespace, name(app), "")
+		c.ArgoCD().Sync(t, gitops.ArgoCDNamespace, name(app), "")
 		waitApp(t, c, name(app), "Synced at "+rev2, func(s appState) bool { return syncedAt(rev2)(s) && s.Sync == "Synced" })
 		if live, _, _ := liveES(t, c, ns, app); !slices.Equal(live, three) {
 			t.Fatalf("%s after the fix: live spec.data %v, want %v", app, live, three)
@@ -410,7 +412,7 @@ func TestManualSyncBehind(t *testing.T) {
 	createApp(t, c, application(app, repo.URL, "manual", ns, ""))
 	// A manual sync, as `argocd app sync` requests it: the operation field.
 	sync := func(rev string) {
-		mergePatch(t, c, cluster.ArgoGVR, cluster.ArgoCDNamespace, app,
+		mergePatch(t, c, gitops.ArgoGVR, gitops.ArgoCDNamespace, app,
 			`{"operation":{"initiatedBy":{"username":"e2e"},"sync":{"revision":"`+rev+`"}}}`)
 	}
 	waitApp(t, c, app, "compared at "+rev1, func(s appState) bool { return s.Revision == rev1 && s.Sync == "OutOfSync" })
@@ -451,7 +453,7 @@ spec:
 	a := startAgent(t, c, ns, "--argocd-not-converging-threshold", "5s")
 	pending := func(secret, key string) map[string]string {
 		return map[string]string{"namespace": ns, "secret": secret, "key": key, "source": "argocd",
-			"sync_kind": "Application", "sync_namespace": cluster.ArgoCDNamespace, "sync_name": app}
+			"sync_kind": "Application", "sync_namespace": gitops.ArgoCDNamespace, "sync_name": app}
 	}
 	// A full minute of polls (the agent polls the API every 2 s here), from
 	// the agent's first answered call on.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
 )
 
 // An Application deleted with Argo CD's resources finalizer: the real
@@ -59,7 +60,7 @@ data: {x: "1"}
 	mergePatch(t, c, schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, ns, "app-config", `{"data":{"MODE":null,"OTHER":"eA=="}}`)
 	a.WaitForSeries(t, "driftwatch_secret_missing_key", map[string]string{"namespace": ns, "secret": "app-config", "key": "MODE", "source": "argocd"}, waitAgent)
 
-	if err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Delete(ctxT(t), app, metav1.DeleteOptions{}); err != nil {
+	if err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Delete(ctxT(t), app, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, c, ns, "app-config") // deleted by Argo CD's finalizer

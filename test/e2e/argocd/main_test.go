@@ -28,6 +28,8 @@ import (
 
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 func TestMain(m *testing.M) {
@@ -66,13 +68,13 @@ spec:
 // a finalizer: the objects it synced stay for the namespace's cleanup).
 func createApp(t *testing.T, c *cluster.Cluster, manifest string) {
 	t.Helper()
-	objs := c.Apply(t, cluster.ArgoCDNamespace, manifest)
+	objs := c.Apply(t, gitops.ArgoCDNamespace, manifest)
 	for _, o := range objs {
 		name := o.GetName()
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+			err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Delete(ctx, name, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				t.Logf("delete Application %s: %v", name, err)
 			}
@@ -103,7 +105,7 @@ func getApp(t *testing.T, c *cluster.Cluster, name string) appState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	u, err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Get(ctx, name, metav1.GetOptions{})
+	u, err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get Application %s: %v", name, err)
 	}
@@ -143,7 +145,7 @@ func waitApp(t *testing.T, c *cluster.Cluster, name, what string, cond func(appS
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("Application %s: not %s within %s; status:\n%s\n----- controller log (last 40 lines) -----\n%s",
-				name, what, waitArgo, s, tail(c.ArgoCDControllerLog(), 40))
+				name, what, waitArgo, s, tail(c.ArgoCD().ControllerLog(), 40))
 		}
 		time.Sleep(time.Second)
 	}
@@ -173,7 +175,7 @@ func tail(path string, n int) string {
 func refresh(t *testing.T, c *cluster.Cluster, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		c.RefreshApp(t, cluster.ArgoCDNamespace, n)
+		c.ArgoCD().Refresh(t, gitops.ArgoCDNamespace, n)
 	}
 }
 
@@ -240,11 +242,11 @@ func waitSecretKeys(t *testing.T, c *cluster.Cluster, ns, name string, keys ...s
 func startAgent(t *testing.T, c *cluster.Cluster, ns string, extra ...string) *cluster.Agent {
 	t.Helper()
 	tokenFile := filepath.Join(t.TempDir(), "argocd-token")
-	if err := os.WriteFile(tokenFile, []byte(c.ArgoCDToken(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(c.ArgoCD().Token(t)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"--namespaces", ns + "," + cluster.ArgoCDNamespace,
-		"--argocd-server", c.ArgoCDServerURL(), "--argocd-insecure", "--argocd-token-file", tokenFile,
+	args := append([]string{"--namespaces", ns + "," + gitops.ArgoCDNamespace,
+		"--argocd-server", c.ArgoCD().ServerURL(), "--argocd-insecure", "--argocd-token-file", tokenFile,
 		"--argocd-poll-interval", "2s"}, extra...)
 	a := c.StartAgent(t, args...)
 	a.WaitReady(t, waitAgent)
@@ -252,13 +254,13 @@ func startAgent(t *testing.T, c *cluster.Cluster, ns string, extra ...string) *c
 }
 
 // appSeries returns the series of name whose application label is app.
-func appSeries(t *testing.T, a *cluster.Agent, name, app string) []cluster.Series {
+func appSeries(t *testing.T, a *cluster.Agent, name, app string) []scrape.Series {
 	t.Helper()
 	all, err := a.Scrape()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cluster.Find(all, name, map[string]string{"application": app})
+	return scrape.Find(all, name, map[string]string{"application": app})
 }
 
 // expectStaysAbsent checks, over several scrapes spanning d, that no series of
@@ -270,7 +272,7 @@ func expectStaysAbsent(t *testing.T, a *cluster.Agent, name string, labels map[s
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cluster.Find(all, name, labels); len(got) > 0 {
+		if got := scrape.Find(all, name, labels); len(got) > 0 {
 			t.Fatalf("unexpected %s matching %v: %v", name, labels, got)
 		}
 		if time.Now().After(end) {
@@ -284,9 +286,9 @@ func expectStaysAbsent(t *testing.T, a *cluster.Agent, name string, labels map[s
 // agent serves no series whose catalog severity is critical (a page, whatever
 // the alert's consumer join) about an object of namespace ns, and returns the
 // finding series it saw, for the log.
-func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration) []cluster.Series {
+func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration) []scrape.Series {
 	t.Helper()
-	seen := map[string]cluster.Series{}
+	seen := map[string]scrape.Series{}
 	scrapes := 0
 	for end := time.Now().Add(d); ; {
 		all, err := a.Scrape()
@@ -295,7 +297,7 @@ func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration
 		}
 		scrapes++
 		for _, s := range all {
-			if s.Labels["namespace"] != ns || !cluster.IsFinding(s) {
+			if s.Labels["namespace"] != ns || !scrape.IsFinding(s) {
 				continue
 			}
 			seen[s.String()] = s
@@ -308,7 +310,7 @@ func expectNoCritical(t *testing.T, a *cluster.Agent, ns string, d time.Duration
 		}
 		time.Sleep(time.Second)
 	}
-	out := make([]cluster.Series, 0, len(seen))
+	out := make([]scrape.Series, 0, len(seen))
 	for _, k := range slices.Sorted(maps.Keys(seen)) {
 		out = append(out, seen[k])
 	}
@@ -342,11 +344,11 @@ type managedItem struct {
 func managedResources(t *testing.T, c *cluster.Cluster, app string) []managedItem {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctxT(t), http.MethodGet,
-		c.ArgoCDServerURL()+"/api/v1/applications/"+app+"/managed-resources?appNamespace="+cluster.ArgoCDNamespace, nil)
+		c.ArgoCD().ServerURL()+"/api/v1/applications/"+app+"/managed-resources?appNamespace="+gitops.ArgoCDNamespace, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.ArgoCDToken(t))
+	req.Header.Set("Authorization", "Bearer "+c.ArgoCD().Token(t))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -65,7 +66,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 
 func chartDir(t *testing.T) string {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ stringData: {user: app, token: "chart-e2e-token-value-1\n"}`)
 
 	// --- kubectl driftwatch, through the real kubectl -------------------------
 	plugin := buildPlugin(t, c)
-	kubectl, err := cluster.Tool(cluster.KubectlBin)
+	kubectl, err := tools.Tool(tools.KubectlBin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +500,7 @@ func stripComments(b []byte) []byte {
 
 func buildPlugin(t *testing.T, c *cluster.Cluster) string {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

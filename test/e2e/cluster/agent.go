@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Agent is a driftwatch agent process run by a test against the stack with
@@ -25,7 +29,7 @@ type Agent struct {
 	// Args are the agent's command-line arguments.
 	Args []string
 
-	proc *process
+	proc *proc.Process
 }
 
 var (
@@ -38,7 +42,7 @@ var (
 // returns the binary's path.
 func (c *Cluster) BuildAgent() (string, error) {
 	agentOnce.Do(func() {
-		root, err := RepoRoot()
+		root, err := tools.RepoRoot()
 		if err != nil {
 			agentErr = err
 			return
@@ -66,7 +70,7 @@ func (c *Cluster) BuildAgent() (string, error) {
 //
 //	--kubeconfig <AgentKubeconfig> --listen 127.0.0.1:PORT --log-format json --log-level debug
 //
-// then, with Flux in the stack, FluxAgentArgs, followed by extraArgs (a later
+// then, with Flux in the stack, Flux().AgentArgs, followed by extraArgs (a later
 // flag wins). The agent is stopped when the test ends, and its
 // log is written to the test log if the test failed.
 func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
@@ -75,7 +79,7 @@ func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := freePorts(1)
+	ports, err := proc.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +89,7 @@ func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
 		"--listen", addr,
 		"--log-format", "json",
 		"--log-level", "debug",
-	}, append(c.FluxAgentArgs(), extraArgs...)...)
+	}, append(c.flux.AgentArgs(), extraArgs...)...)
 	c.mu.Lock()
 	n := len(c.agents)
 	c.mu.Unlock()
@@ -93,17 +97,17 @@ func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
 		Addr: addr, URL: "http://" + addr, Args: args,
 		LogPath: filepath.Join(c.LogDir, fmt.Sprintf("agent-%d.log", n)),
 	}
-	a.proc = &process{name: "driftwatch agent", path: bin, args: args, logPath: a.LogPath}
+	a.proc = &proc.Process{Name: "driftwatch agent", Path: bin, Args: args, LogPath: a.LogPath}
 	c.mu.Lock()
 	c.agents = append(c.agents, a.proc)
 	c.mu.Unlock()
-	if err := a.proc.start(); err != nil {
+	if err := a.proc.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = a.Stop()
 		if t.Failed() {
-			t.Logf("----- driftwatch agent log (%s), last 300 lines -----\n%s", a.LogPath, tailFile(a.LogPath, 300))
+			t.Logf("----- driftwatch agent log (%s), last 300 lines -----\n%s", a.LogPath, proc.TailFile(a.LogPath, 300))
 		}
 	})
 	return a
@@ -112,19 +116,19 @@ func (c *Cluster) StartAgent(t testing.TB, extraArgs ...string) *Agent {
 // Stop stops the agent (SIGTERM, SIGKILL after 10 s) and returns its exit
 // error (nil if it exited with status 0).
 func (a *Agent) Stop() error {
-	a.proc.stop(10 * time.Second)
-	_, err := a.proc.exited()
+	a.proc.Stop(10 * time.Second)
+	_, err := a.proc.Exited()
 	return err
 }
 
 // Start starts a stopped agent again with the same arguments and address.
-func (a *Agent) Start() error { return a.proc.start() }
+func (a *Agent) Start() error { return a.proc.Start() }
 
 // Exited reports whether the agent has exited, and its exit error.
-func (a *Agent) Exited() (bool, error) { return a.proc.exited() }
+func (a *Agent) Exited() (bool, error) { return a.proc.Exited() }
 
 // PID is the agent's process ID (0 when not running).
-func (a *Agent) PID() int { return a.proc.pid() }
+func (a *Agent) PID() int { return a.proc.PID() }
 
 // Logs returns the agent's log so far.
 func (a *Agent) Logs() string {
@@ -136,7 +140,7 @@ func (a *Agent) Logs() string {
 }
 
 // Scrape fetches and parses the agent's /metrics.
-func (a *Agent) Scrape() ([]Series, error) { return ScrapeURL(a.URL + "/metrics") }
+func (a *Agent) Scrape() ([]scrape.Series, error) { return scrape.URL(a.URL + "/metrics") }
 
 // Get fetches a path of the agent's HTTP server and returns status and body.
 func (a *Agent) Get(path string) (int, string, error) {
@@ -164,8 +168,8 @@ func (a *Agent) poll(t testing.TB, timeout time.Duration, f func() bool) bool {
 		if f() {
 			return true
 		}
-		if gone, err := a.proc.exited(); gone {
-			t.Fatalf("the agent exited (%v); last log lines:\n%s", err, tailFile(a.LogPath, 50))
+		if gone, err := a.proc.Exited(); gone {
+			t.Fatalf("the agent exited (%v); last log lines:\n%s", err, proc.TailFile(a.LogPath, 50))
 		}
 		if time.Now().After(deadline) {
 			return false
@@ -194,18 +198,18 @@ func (a *Agent) WaitReady(t testing.TB, timeout time.Duration) {
 // WaitForSeries waits until a scrape has a series named name carrying every
 // label in labels (others are ignored) and returns it (the first, if several
 // match).
-func (a *Agent) WaitForSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) Series {
+func (a *Agent) WaitForSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) scrape.Series {
 	t.Helper()
-	var found []Series
-	var last []Series
+	var found []scrape.Series
+	var last []scrape.Series
 	var lastErr error
 	if !a.poll(t, timeout, func() bool {
 		last, lastErr = a.Scrape()
-		found = Find(last, name, labels)
+		found = scrape.Find(last, name, labels)
 		return lastErr == nil && len(found) > 0
 	}) {
 		t.Fatalf("no series %s matching %v within %s (last scrape error: %v); series named %s:\n%s",
-			name, labels, timeout, lastErr, name, formatSeries(Find(last, name, nil)))
+			name, labels, timeout, lastErr, name, scrape.Format(scrape.Find(last, name, nil)))
 	}
 	return found[0]
 }
@@ -214,26 +218,15 @@ func (a *Agent) WaitForSeries(t testing.TB, name string, labels map[string]strin
 // carrying every label in labels.
 func (a *Agent) WaitForNoSeries(t testing.TB, name string, labels map[string]string, timeout time.Duration) {
 	t.Helper()
-	var found []Series
+	var found []scrape.Series
 	var lastErr error
 	if !a.poll(t, timeout, func() bool {
-		var all []Series
+		var all []scrape.Series
 		all, lastErr = a.Scrape()
-		found = Find(all, name, labels)
+		found = scrape.Find(all, name, labels)
 		return lastErr == nil && len(found) == 0
 	}) {
 		t.Fatalf("series %s matching %v still present after %s (last scrape error: %v):\n%s",
-			name, labels, timeout, lastErr, formatSeries(found))
+			name, labels, timeout, lastErr, scrape.Format(found))
 	}
-}
-
-func formatSeries(s []Series) string {
-	if len(s) == 0 {
-		return "  (none)"
-	}
-	var b strings.Builder
-	for _, x := range s {
-		b.WriteString("  " + x.String() + "\n")
-	}
-	return b.String()
 }

@@ -1,13 +1,8 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,42 +10,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/kube"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
 )
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // DecodeYAML splits multi-document YAML into objects, skipping empty
 // documents.
-func DecodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*unstructured.Unstructured
-	for i := 0; ; i++ {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		js, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if s := strings.TrimSpace(string(js)); s == "null" || s == "{}" || s == "" {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		out = append(out, u)
-	}
-}
+func DecodeYAML(data []byte) ([]*unstructured.Unstructured, error) { return kube.DecodeYAML(data) }
 
 // InstallCRDs server-side applies every CustomResourceDefinition in the
 // multi-document YAML (as field manager FieldManager, forcing conflicts) and
@@ -86,7 +58,7 @@ func (c *Cluster) InstallCRDs(ctx context.Context, data []byte) error {
 				served = append(served, fmt.Sprint(vm["name"]))
 			}
 		}
-		err := c.waitFor(ctx, 60*time.Second, "CRD "+name+" to be Established and served", c.apiserver, func(ctx context.Context) (bool, error) {
+		err := proc.WaitFor(ctx, 60*time.Second, "CRD "+name+" to be Established and served", c.apiserver, func(ctx context.Context) (bool, error) {
 			got, err := c.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err

@@ -3,7 +3,9 @@
 // optionally, the real External Secrets Operator controller and the ESO and
 // Argo CD CRDs), with generated certificates, an admin kubeconfig and a
 // restricted kubeconfig for the agent bound by real RBAC to the project's own
-// ClusterRole (deploy/manifests/clusterrole.yaml).
+// ClusterRole (deploy/manifests/clusterrole.yaml). On request it adds the
+// parts its subpackages run on that control plane: the real node (package
+// node) and the real Argo CD and Flux (package gitops).
 //
 // One stack serves one test package: start it from TestMain with Main, get it
 // in a test with Get, and give every test its own namespace:
@@ -26,19 +28,14 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,24 +43,27 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/kube"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Options choose the optional parts of the stack.
 type Options struct {
-	// ESOCRDs installs External Secrets Operator's CRDs (CRDDir()/eso-bundle.yaml).
+	// ESOCRDs installs External Secrets Operator's CRDs (tools.CRDDir()/eso-bundle.yaml).
 	ESOCRDs bool
-	// ArgoCDCRDs installs Argo CD's Application CRD (CRDDir()/argocd-application-crd.yaml,
+	// ArgoCDCRDs installs Argo CD's Application CRD (tools.CRDDir()/argocd-application-crd.yaml,
 	// from v2.14.21) and nothing else of Argo CD. Ignored with ArgoCD, which
 	// installs v3.2.9's.
 	ArgoCDCRDs bool
-	// ArgoCD runs the real Argo CD v3.2.9 (see argocd.go): its Application and
+	// ArgoCD runs the real Argo CD v3.2.9 (see gitops/argocd.go): its Application and
 	// AppProject CRDs, its argocd-cm / argocd-rbac-cm / argocd-secret, an
 	// AppProject "default", redis, argocd-repo-server and
 	// argocd-application-controller, on 127.0.0.1.
@@ -73,13 +73,13 @@ type Options struct {
 	ArgoCDServer bool
 	// ESOController starts the real ESO controller; implies ESOCRDs.
 	ESOController bool
-	// Flux runs the real Flux (see flux.go): source-controller and
+	// Flux runs the real Flux (see gitops/flux.go): source-controller and
 	// kustomize-controller v1.9.6 and helm-controller v1.6.4 with their CRDs,
 	// the flux-system namespace,
 	// and a Git HTTP server (git http-backend) for the repositories NewGitRepo
 	// makes.
 	Flux bool
-	// Node runs a real node (node.go): containerd, runc, CNI bridge
+	// Node runs a real node (package node): containerd, runc, CNI bridge
 	// networking, kubelet, kube-proxy and kube-scheduler, inside a network
 	// namespace of the stack's own. Needs root.
 	Node bool
@@ -125,19 +125,19 @@ type Cluster struct {
 
 	opts      Options
 	logf      func(string, ...any)
-	etcd      *process
-	apiserver *process
-	kcm       *process
-	eso       *process
+	etcd      *proc.Process
+	apiserver *proc.Process
+	kcm       *proc.Process
+	eso       *proc.Process
 	esoLive   string
-	ca        *certAuthority
-	argo      *argoCD
-	flux      *flux
-	node      *Node
+	ca        *kube.CA
+	argo      *gitops.ArgoCD
+	flux      *gitops.Flux
+	node      *node.Node
 
 	mu      sync.Mutex
-	agents  []*process // every agent process ever started, for teardown
-	extra   []*process // every StartProcess process, for teardown
+	agents  []*proc.Process // every agent process ever started, for teardown
+	extra   []*proc.Process // every StartProcess process, for teardown
 	stopped bool
 	mapper  *resetMapper
 }
@@ -165,18 +165,22 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		// be reported as passing.
 		return nil, fmt.Errorf("Options.Node needs root (network namespace, mounts, cgroups, containers); running as uid %d", os.Geteuid())
 	}
-	need := []string{EtcdBin, APIServerBin, ControllerManagerBin}
+	need := []string{tools.EtcdBin, tools.APIServerBin, tools.ControllerManagerBin}
 	if opts.ESOController {
-		need = append(need, ESOControllerBin)
+		need = append(need, tools.ESOControllerBin)
 	}
-	need = append(need, argoCDTools(opts)...)
-	need = append(need, fluxTools(opts)...)
+	if opts.ArgoCD {
+		need = append(need, gitops.ArgoCDTools(opts.ArgoCDServer)...)
+	}
+	if opts.Flux {
+		need = append(need, gitops.FluxTools()...)
+	}
 	if opts.Node {
-		need = append(need, nodeTools()...)
+		need = append(need, node.Tools()...)
 	}
 	bins := map[string]string{}
 	for _, n := range need {
-		p, err := Tool(n)
+		p, err := tools.Tool(n)
 		if err != nil {
 			return nil, err
 		}
@@ -184,33 +188,29 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	var crdFiles []string
 	if opts.ESOCRDs {
-		p, err := crdFile(ESOCRDFile)
+		p, err := tools.UpstreamPath(tools.ESOCRDFile)
 		if err != nil {
 			return nil, err
 		}
 		crdFiles = append(crdFiles, p)
 	}
 	if opts.ArgoCD {
-		for _, f := range argoCDFiles {
-			if _, err := argoCDFile(f); err != nil {
-				return nil, err
-			}
+		if err := gitops.CheckArgoCDManifests(); err != nil {
+			return nil, err
 		}
 	} else if opts.ArgoCDCRDs {
-		p, err := crdFile(ArgoCDCRDFile)
+		p, err := tools.UpstreamPath(tools.ArgoCDCRDFile)
 		if err != nil {
 			return nil, err
 		}
 		crdFiles = append(crdFiles, p)
 	}
 	if opts.Flux {
-		for _, f := range fluxFiles {
-			if _, err := fluxFile(f); err != nil {
-				return nil, err
-			}
+		if err := gitops.CheckFluxManifests(); err != nil {
+			return nil, err
 		}
 	}
-	root, err := RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 
-	ports, err := freePorts(5)
+	ports, err := proc.FreePorts(5)
 	if err != nil {
 		return c, err
 	}
@@ -246,44 +246,36 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// Certificates and kubeconfigs.
 	pki := filepath.Join(dir, "pki")
-	ca, err := newCA()
+	ca, err := kube.NewCA()
 	if err != nil {
 		return c, err
 	}
 	c.ca = ca
-	servingIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(APIServiceIP)}
+	servingIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(node.APIServiceIP)}
 	if opts.Node {
-		servingIPs = append(servingIPs, net.ParseIP(NodeIP))
+		servingIPs = append(servingIPs, net.ParseIP(node.NodeIP))
 	}
-	servingCert, servingKey, err := ca.issue("kube-apiserver", nil, true, servingIPs,
+	servingCert, servingKey, err := ca.Issue("kube-apiserver", nil, true, servingIPs,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
 	if err != nil {
 		return c, err
 	}
-	adminCert, adminKey, err := ca.issue("driftwatch-e2e-admin", []string{"system:masters"}, false, nil, nil)
-	if err != nil {
-		return c, err
-	}
-	agentCert, agentKey, err := ca.issue(AgentUser, nil, false, nil, nil)
-	if err != nil {
-		return c, err
-	}
-	files := map[string][]byte{"ca.crt": ca.certPEM, "apiserver.crt": servingCert, "apiserver.key": servingKey}
+	files := map[string][]byte{"ca.crt": ca.CertPEM, "apiserver.crt": servingCert, "apiserver.key": servingKey}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(pki, name), b, 0o600); err != nil {
 			return c, err
 		}
 	}
-	saKey, saPub, err := writeServiceAccountKeys(pki)
+	saKey, saPub, err := kube.WriteServiceAccountKeys(pki)
 	if err != nil {
 		return c, err
 	}
 	c.AdminKubeconfig = filepath.Join(dir, "admin.kubeconfig")
-	if c.AdminConfig, err = writeKubeconfig(c.AdminKubeconfig, c.APIServerURL, ca.certPEM, "driftwatch-e2e-admin", adminCert, adminKey); err != nil {
+	if c.AdminConfig, err = ca.ClientKubeconfig(c.AdminKubeconfig, c.APIServerURL, "driftwatch-e2e-admin", []string{"system:masters"}); err != nil {
 		return c, err
 	}
 	c.AgentKubeconfig = filepath.Join(dir, "agent.kubeconfig")
-	if c.AgentConfig, err = writeKubeconfig(c.AgentKubeconfig, c.APIServerURL, ca.certPEM, AgentUser, agentCert, agentKey); err != nil {
+	if c.AgentConfig, err = ca.ClientKubeconfig(c.AgentKubeconfig, c.APIServerURL, AgentUser, nil); err != nil {
 		return c, err
 	}
 	if c.Client, err = kubernetes.NewForConfig(c.AdminConfig); err != nil {
@@ -296,9 +288,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// etcd.
 	peer := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
-	c.etcd = &process{
-		name: "etcd", path: bins[EtcdBin], logPath: filepath.Join(c.LogDir, "etcd.log"),
-		args: etcdArgs("e2e", filepath.Join(dir, "etcd"), c.EtcdURL, peer),
+	c.etcd = &proc.Process{
+		Name: "etcd", Path: bins[tools.EtcdBin], LogPath: filepath.Join(c.LogDir, "etcd.log"),
+		Args: etcdArgs("e2e", filepath.Join(dir, "etcd"), c.EtcdURL, peer),
 	}
 	if err := c.StartEtcd(); err != nil {
 		return c, err
@@ -311,10 +303,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Node {
 		authzModes = "Node,RBAC"
 	}
-	c.apiserver = &process{
-		name: "kube-apiserver", path: bins[APIServerBin], logPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
-		args: append(apiserverArgs(c.EtcdURL, apiPort, dir, pki, saKey, saPub,
-			"https://kubernetes.default.svc.cluster.local", ServiceCIDR, authzModes), "--allow-privileged=true"),
+	c.apiserver = &proc.Process{
+		Name: "kube-apiserver", Path: bins[tools.APIServerBin], LogPath: filepath.Join(c.LogDir, "kube-apiserver.log"),
+		Args: append(apiserverArgs(c.EtcdURL, apiPort, dir, pki, saKey, saPub,
+			"https://kubernetes.default.svc.cluster.local", node.ServiceCIDR, authzModes), "--allow-privileged=true"),
 	}
 	if err := c.StartAPIServer(); err != nil {
 		return c, err
@@ -323,9 +315,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// kube-controller-manager: namespaces get their default ServiceAccount,
 	// Deployments get ReplicaSets and Pods, owned objects are collected.
-	c.kcm = &process{
-		name: "kube-controller-manager", path: bins[ControllerManagerBin], logPath: filepath.Join(c.LogDir, "kube-controller-manager.log"),
-		args: []string{
+	c.kcm = &proc.Process{
+		Name: "kube-controller-manager", Path: bins[tools.ControllerManagerBin], LogPath: filepath.Join(c.LogDir, "kube-controller-manager.log"),
+		Args: []string{
 			"--kubeconfig=" + c.AdminKubeconfig,
 			"--leader-elect=false",
 			"--secure-port=0",
@@ -336,7 +328,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			"--controllers=*",
 		},
 	}
-	if err := c.kcm.start(); err != nil {
+	if err := c.kcm.Start(); err != nil {
 		return c, err
 	}
 
@@ -358,7 +350,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	tCRD := time.Now()
 
 	// The controller-manager works once "default" has its ServiceAccount.
-	if err := c.waitFor(ctx, 60*time.Second, "the default ServiceAccount (kube-controller-manager)", c.kcm, func(ctx context.Context) (bool, error) {
+	if err := proc.WaitFor(ctx, 60*time.Second, "the default ServiceAccount (kube-controller-manager)", c.kcm, func(ctx context.Context) (bool, error) {
 		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {
@@ -366,7 +358,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 
 	if opts.Node {
-		if err := c.startNode(ctx, bins, apiPort); err != nil {
+		c.node, err = node.Start(ctx, node.Env{
+			Dir: c.Dir, LogDir: c.LogDir,
+			AdminKubeconfig: c.AdminKubeconfig, AdminConfig: c.AdminConfig, Client: c.Client, CA: c.ca,
+			APIPort: apiPort, Bins: bins, Logf: c.logf,
+		})
+		if err != nil {
 			return c, fmt.Errorf("node: %w", err)
 		}
 	}
@@ -374,34 +371,34 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.ESOController {
 		c.ESOMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", esoMetrics)
 		c.esoLive = fmt.Sprintf("http://127.0.0.1:%d/healthz", esoLive)
-		c.eso = &process{
-			name: "external-secrets", path: bins[ESOControllerBin], logPath: filepath.Join(c.LogDir, "external-secrets.log"),
-			args: []string{
+		c.eso = &proc.Process{
+			Name: "external-secrets", Path: bins[tools.ESOControllerBin], LogPath: filepath.Join(c.LogDir, "external-secrets.log"),
+			Args: []string{
 				"--enable-leader-election=false",
 				fmt.Sprintf("--metrics-addr=127.0.0.1:%d", esoMetrics),
 				fmt.Sprintf("--live-addr=127.0.0.1:%d", esoLive),
 			},
 			// controller-runtime's GetConfig reads KUBECONFIG; ESO's cobra
 			// command does not expose --kubeconfig.
-			env: []string{"KUBECONFIG=" + c.AdminKubeconfig},
+			Env: []string{"KUBECONFIG=" + c.AdminKubeconfig},
 		}
-		if err := c.eso.start(); err != nil {
+		if err := c.eso.Start(); err != nil {
 			return c, err
 		}
-		if err := c.waitHTTP(ctx, 60*time.Second, c.eso, c.esoLive); err != nil {
+		if err := proc.WaitHTTP(ctx, 60*time.Second, c.eso, c.esoLive); err != nil {
 			return c, err
 		}
 	}
 	if opts.ArgoCD {
 		tArgo := time.Now()
-		if err := c.startArgoCD(ctx, bins); err != nil {
+		if c.argo, err = gitops.StartArgoCD(ctx, c.gitopsEnv(bins), opts.ArgoCDServer); err != nil {
 			return c, fmt.Errorf("Argo CD: %w", err)
 		}
 		logf("Argo CD up in %s", time.Since(tArgo).Round(time.Millisecond))
 	}
 	if opts.Flux {
 		tFlux := time.Now()
-		if err := c.startFlux(ctx, bins); err != nil {
+		if c.flux, err = gitops.StartFlux(ctx, c.gitopsEnv(bins)); err != nil {
 			return c, fmt.Errorf("Flux: %w", err)
 		}
 		logf("Flux up in %s", time.Since(tFlux).Round(time.Millisecond))
@@ -410,6 +407,32 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		time.Since(t0).Round(time.Millisecond), tEtcd.Sub(t0).Round(time.Millisecond), tAPI.Sub(tEtcd).Round(time.Millisecond),
 		tCRD.Sub(tAPI).Round(time.Millisecond), time.Since(tCRD).Round(time.Millisecond), dir)
 	return c, nil
+}
+
+// gitopsEnv is what the GitOps installers get of the stack.
+func (c *Cluster) gitopsEnv(bins map[string]string) gitops.Env {
+	return gitops.Env{
+		Dir: c.Dir, LogDir: c.LogDir, APIServerURL: c.APIServerURL, CA: c.ca,
+		Client: c.Client, Dynamic: c.Dynamic, Bins: bins,
+		InstallCRDs: c.InstallCRDs, ApplyYAML: c.ApplyYAML,
+	}
+}
+
+// Node returns the stack's node (nil without Options.Node).
+func (c *Cluster) Node() *node.Node { return c.node }
+
+// ArgoCD returns the stack's Argo CD (nil without Options.ArgoCD).
+func (c *Cluster) ArgoCD() *gitops.ArgoCD { return c.argo }
+
+// Flux returns the stack's Flux (nil without Options.Flux).
+func (c *Cluster) Flux() *gitops.Flux { return c.flux }
+
+// NewGitRepo creates an empty repository (branch main) named name in the
+// stack's folder: Argo CD reads it at its URL (file://), Flux at
+// Flux().HTTPURL.
+func (c *Cluster) NewGitRepo(t testing.TB, name string) *gitops.GitRepo {
+	t.Helper()
+	return gitops.NewGitRepo(t, c.Dir, name)
 }
 
 // etcdArgs are the flags of a one-member etcd named name (fsync off: test
@@ -451,23 +474,6 @@ func apiserverArgs(etcdURL string, port int, dir, pki, saKey, saPub, issuer, ser
 	}
 }
 
-func writeKubeconfig(path, server string, caPEM []byte, user string, certPEM, keyPEM []byte) (*rest.Config, error) {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
-	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: user}
-	cfg.CurrentContext = "e2e"
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return nil, err
-	}
-	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	rc.QPS, rc.Burst = 100, 200
-	return rc, nil
-}
-
 func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) error {
 	var role rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict(clusterRoleYAML, &role); err != nil {
@@ -479,12 +485,7 @@ func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) 
 	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "driftwatch-e2e-agent"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: AgentUser}},
-	}
-	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if err := kube.BindClusterRole(ctx, c.Client, "driftwatch-e2e-agent", role.Name, AgentUser); err != nil {
 		return err
 	}
 	// The RBAC authorizer reads through an informer: wait until it sees the
@@ -493,267 +494,24 @@ func (c *Cluster) installAgentRBAC(ctx context.Context, clusterRoleYAML []byte) 
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, 30*time.Second, "the agent's ClusterRoleBinding to take effect", c.apiserver, func(ctx context.Context) (bool, error) {
+	return proc.WaitFor(ctx, 30*time.Second, "the agent's ClusterRoleBinding to take effect", c.apiserver, func(ctx context.Context) (bool, error) {
 		_, err := agent.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil, nil
 	})
 }
-
-// waitFor polls cond every 100 ms until it holds, the timeout passes, or proc
-// (if not nil) exits.
-func (c *Cluster) waitFor(ctx context.Context, timeout time.Duration, what string, proc *process, cond func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if proc != nil {
-			if gone, werr := proc.exited(); gone {
-				return false, fmt.Errorf("%s exited (%v)", proc.name, werr)
-			}
-		}
-		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-		defer ccancel()
-		ok, err := cond(cctx)
-		if err != nil {
-			last = err
-		}
-		return ok, nil
-	})
-	if err != nil {
-		if last != nil {
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, err, last)
-		}
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return nil
-}
-
-func (c *Cluster) waitHTTP(ctx context.Context, timeout time.Duration, proc *process, url string) error {
-	return c.waitFor(ctx, timeout, url, proc, func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
-		}
-		return true, nil
-	})
-}
-
-func (c *Cluster) waitReadyz(ctx context.Context, timeout time.Duration) error {
-	rc := c.Client.Discovery().RESTClient()
-	return c.waitFor(ctx, timeout, "kube-apiserver /readyz", c.apiserver, func(ctx context.Context) (bool, error) {
-		b, err := rc.Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil {
-			return false, fmt.Errorf("%v: %s", err, b)
-		}
-		return string(b) == "ok", nil
-	})
-}
-
-// restartTimeout bounds the restart hooks' waits.
-const restartTimeout = 90 * time.Second
-
-// StopAPIServer stops kube-apiserver gracefully (SIGTERM; it closes open
-// watches after 2 s and exits in about a second; SIGKILL after 15 s). Its
-// port stays assigned, so StartAPIServer brings it back at the same URL and
-// clients reconnect.
-func (c *Cluster) StopAPIServer() { c.apiserver.stop(15 * time.Second) }
-
-// KillAPIServer SIGKILLs kube-apiserver (a crash); StartAPIServer restarts it.
-func (c *Cluster) KillAPIServer() { c.apiserver.kill() }
-
-// StartAPIServer starts kube-apiserver again (same port, flags and etcd) and
-// waits until /readyz answers ok.
-func (c *Cluster) StartAPIServer() error {
-	if err := c.apiserver.start(); err != nil {
-		return err
-	}
-	return c.waitReadyz(context.Background(), restartTimeout)
-}
-
-// StopEtcd stops etcd gracefully (SIGTERM, SIGKILL after 15 s), keeping its
-// data. While kube-apiserver holds streams to it, etcd's graceful stop takes
-// about 7 s (its own timeout); KillEtcd is immediate.
-func (c *Cluster) StopEtcd() { c.etcd.stop(15 * time.Second) }
-
-// KillEtcd SIGKILLs etcd (a crash). Its data survives (written, if not
-// fsynced, before the kill); StartEtcd restarts it.
-func (c *Cluster) KillEtcd() { c.etcd.kill() }
-
-// StartEtcd starts etcd again on the same ports and data, waits until it is
-// healthy and, if kube-apiserver is running, until the apiserver is ready again.
-func (c *Cluster) StartEtcd() error {
-	if err := c.etcd.start(); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	if err := c.waitFor(ctx, restartTimeout, "etcd /health", c.etcd, func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.EtcdURL+"/health", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"health":"true"`), nil
-	}); err != nil {
-		return err
-	}
-	if c.apiserver != nil && c.apiserver.pid() != 0 {
-		return c.waitReadyz(ctx, restartTimeout)
-	}
-	return nil
-}
-
-// StopESOController stops the ESO controller (if the stack runs it).
-func (c *Cluster) StopESOController() {
-	if c.eso != nil {
-		c.eso.stop(15 * time.Second)
-	}
-}
-
-// StartESOController starts the ESO controller again and waits for its
-// health endpoint.
-func (c *Cluster) StartESOController() error {
-	if c.eso == nil {
-		return errors.New("the stack was started without Options.ESOController")
-	}
-	if err := c.eso.start(); err != nil {
-		return err
-	}
-	return c.waitHTTP(context.Background(), restartTimeout, c.eso, c.esoLive)
-}
-
-// Stop tears the stack down: agents, the ESO controller, the
-// controller-manager, kube-apiserver and etcd are stopped (SIGTERM to their
-// process groups, SIGKILL after a grace period) and Dir is removed. If
-// DRIFTWATCH_E2E_LOGS names a folder, the process logs are copied there
-// first. Stop is idempotent.
-func (c *Cluster) Stop() {
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		return
-	}
-	c.stopped = true
-	agents := append(append([]*process(nil), c.agents...), c.extra...)
-	c.mu.Unlock()
-	for _, a := range agents {
-		a.stop(5 * time.Second)
-	}
-	if c.node != nil {
-		c.node.stop()
-	}
-	for _, p := range append(c.flux.processes(), c.argo.processes()...) {
-		if p != nil {
-			p.stop(15 * time.Second)
-		}
-	}
-	c.flux.stopGit()
-	for _, p := range []*process{c.eso, c.kcm, c.apiserver, c.etcd} {
-		if p != nil {
-			p.stop(15 * time.Second)
-		}
-	}
-	if keep := os.Getenv("DRIFTWATCH_E2E_LOGS"); keep != "" {
-		dst := filepath.Join(keep, filepath.Base(c.Dir))
-		if err := copyDir(c.LogDir, dst); err != nil {
-			c.logf("copying logs to %s: %v", dst, err)
-		} else {
-			c.logf("process logs copied to %s", dst)
-		}
-	}
-	if err := os.RemoveAll(c.Dir); err != nil {
-		c.logf("removing %s: %v", c.Dir, err)
-	}
-}
-
-// CheckTornDown verifies, after Stop, that Dir is gone and that no process
-// of the stack remains: none of the PIDs it started, nothing in their process
-// groups, and nothing whose command line mentions Dir (as `pgrep -f Dir`).
-func (c *Cluster) CheckTornDown() error {
-	var problems []string
-	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
-		problems = append(problems, fmt.Sprintf("temp dir %s still exists (stat: %v)", c.Dir, err))
-	}
-	if left := leftoverProcesses(c.Dir, c.allPIDs()); len(left) > 0 {
-		problems = append(problems, "processes left behind:\n  "+strings.Join(left, "\n  "))
-	}
-	if c.node != nil {
-		if left := c.node.leftovers(); len(left) > 0 {
-			problems = append(problems, "node left behind:\n  "+strings.Join(left, "\n  "))
-		}
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("e2e teardown: %s", strings.Join(problems, "; "))
-	}
-	return nil
-}
-
-func (c *Cluster) allPIDs() []int {
-	c.mu.Lock()
-	procs := append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.agents...), c.extra...)
-	procs = append(append(procs, c.argo.processes()...), c.flux.processes()...)
-	procs = append(procs, c.node.processes()...)
-	c.mu.Unlock()
-	var pids []int
-	for _, p := range procs {
-		if p != nil {
-			pids = append(pids, p.allPIDs()...)
-		}
-	}
-	return pids
-}
-
-// PIDs returns the PIDs of the running stack processes by name (etcd,
-// kube-apiserver, kube-controller-manager, external-secrets, Argo CD's, Flux's and the node's).
-func (c *Cluster) PIDs() map[string]int {
-	out := map[string]int{}
-	for _, p := range append(append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...), c.node.processes()...) {
-		if p != nil {
-			if pid := p.pid(); pid != 0 {
-				out[p.name] = pid
-			}
-		}
-	}
-	return out
-}
-
-// LogTails returns the last n lines of every stack process's log.
-func (c *Cluster) logTails(n int) string {
-	var b strings.Builder
-	for _, p := range append(append(append([]*process{c.etcd, c.apiserver, c.kcm, c.eso}, c.argo.processes()...), c.flux.processes()...), c.node.processes()...) {
-		if p == nil {
-			continue
-		}
-		if _, err := os.Stat(p.logPath); err != nil {
-			continue
-		}
-		fmt.Fprintf(&b, "----- last %d lines of %s -----\n%s\n", n, p.name, tailFile(p.logPath, n))
-	}
-	return b.String()
-}
-
-// DumpLogs writes the last lines of every stack process's log to w.
-func (c *Cluster) DumpLogs(w io.Writer) { fmt.Fprint(w, c.logTails(60)) }
 
 // ESOControllerLog returns the path of the ESO controller's log file.
 func (c *Cluster) ESOControllerLog() string {
 	if c.eso == nil {
 		return ""
 	}
-	return c.eso.logPath
+	return c.eso.LogPath
 }
 
 // Kubectl runs the real kubectl with the admin kubeconfig, stdin (if not
 // empty) on its standard input, and returns its standard output.
 func (c *Cluster) Kubectl(ctx context.Context, stdin string, args ...string) (string, error) {
-	kubectl, err := Tool(KubectlBin)
+	kubectl, err := tools.Tool(tools.KubectlBin)
 	if err != nil {
 		return "", err
 	}
@@ -800,106 +558,11 @@ func (c *Cluster) NewNamespace(t testing.TB) string {
 			t.Logf("delete namespace %s: %v", name, err)
 		}
 	})
-	if err := c.waitFor(ctx, 60*time.Second, "ServiceAccount "+name+"/default", c.kcm, func(ctx context.Context) (bool, error) {
+	if err := proc.WaitFor(ctx, 60*time.Second, "ServiceAccount "+name+"/default", c.kcm, func(ctx context.Context) (bool, error) {
 		_, err := c.Client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	return name
-}
-
-var (
-	current    *Cluster
-	currentErr error
-)
-
-// Main starts one stack for the test package, runs its tests, tears the
-// stack down, and checks that no process or temp dir of it remains (a
-// leftover fails the run). Call it from TestMain: os.Exit(cluster.Main(m, opts)).
-//
-// With DRIFTWATCH_E2E=0 no stack starts and every test calling Get skips.
-// If the tools are missing or the stack fails to start, every test calling
-// Get fails with the reason.
-func Main(m *testing.M, opts Options) int {
-	if E2EDisabled() {
-		return m.Run()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	c, err := Start(ctx, opts)
-	cancel()
-	if err != nil {
-		currentErr = err
-		fmt.Fprintf(os.Stderr, "e2e: the test stack did not start: %v\n", err)
-		code := m.Run()
-		if code == 0 {
-			code = 1
-		}
-		return code
-	}
-	current = c
-
-	// Tear down on SIGINT/SIGTERM too (children also get SIGKILL when this
-	// process dies, through Pdeathsig).
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		if s, ok := <-sigs; ok {
-			fmt.Fprintf(os.Stderr, "e2e: %v: tearing the test stack down\n", s)
-			c.Stop()
-			os.Exit(2)
-		}
-	}()
-
-	code := m.Run()
-	signal.Stop(sigs)
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "e2e: tests failed; stack logs (set DRIFTWATCH_E2E_LOGS=DIR to keep them whole):\n")
-		c.DumpLogs(os.Stderr)
-	}
-	c.Stop()
-	if err := c.CheckTornDown(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	return code
-}
-
-// Get returns the package's stack started by Main. It skips the test when
-// DRIFTWATCH_E2E=0 and fails it when the stack could not start.
-func Get(t testing.TB) *Cluster {
-	t.Helper()
-	if E2EDisabled() {
-		t.Skip("DRIFTWATCH_E2E=0: skipping the e2e test (it needs the real kube-apiserver/etcd stack)")
-	}
-	if currentErr != nil {
-		t.Fatalf("the e2e test stack did not start: %v", currentErr)
-	}
-	if current == nil {
-		t.Fatal("cluster.Get: no stack; call cluster.Main from TestMain")
-	}
-	return current
-}
-
-func copyDir(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 func TestMain(m *testing.M) {
@@ -209,11 +212,11 @@ func TestESOControllerReconcilesExternalSecret(t *testing.T) {
 	})
 
 	// The controller's own metrics parse with the same parser the agent helper uses.
-	series, err := cluster.ScrapeURL(c.ESOMetricsURL)
+	series, err := scrape.URL(c.ESOMetricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cluster.Find(series, "controller_runtime_reconcile_total", map[string]string{"controller": "externalsecret"})) == 0 {
+	if len(scrape.Find(series, "controller_runtime_reconcile_total", map[string]string{"controller": "externalsecret"})) == 0 {
 		t.Errorf("ESO metrics have no controller_runtime_reconcile_total{controller=externalsecret}; %d series", len(series))
 	}
 }
@@ -249,7 +252,7 @@ spec:
 // The agent helper, gated on the agent's main package existing.
 func TestAgentHelperScrapesTheAgent(t *testing.T) {
 	c := cluster.Get(t)
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,32 +2,18 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-)
 
-// Upstream manifests test/tools/build.sh copies next to the CRD bundles
-// (CRDDir), from the modules' own sources in the Go module cache.
-const (
-	// ArgoCDInstallFile is Argo CD v2.14.21's manifests/install.yaml.
-	ArgoCDInstallFile = "argocd-install.yaml"
-	// ESOChartDir is ESO v0.20.4's deploy/charts/external-secrets (a folder).
-	ESOChartDir = "eso-chart"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
-
-// UpstreamPath returns the path of a file or folder build.sh copied into
-// CRDDir (ArgoCDInstallFile, ESOChartDir, the CRD bundles), or an error
-// telling how to get it.
-func UpstreamPath(name string) (string, error) { return crdFile(name) }
 
 // FreePorts returns n distinct free TCP ports on 127.0.0.1.
-func FreePorts(n int) ([]int, error) { return freePorts(n) }
+func FreePorts(n int) ([]int, error) { return proc.FreePorts(n) }
 
 // TempDir creates a folder inside the stack's Dir (so the teardown check
 // covers it) and removes it when the test ends.
@@ -53,7 +39,7 @@ type Process struct {
 	// Name names it in messages; LogPath is its combined stdout/stderr.
 	Name    string
 	LogPath string
-	proc    *process
+	proc    *proc.Process
 }
 
 // StartProcess starts path with args and env (added to the test binary's
@@ -62,17 +48,17 @@ type Process struct {
 func (c *Cluster) StartProcess(t testing.TB, name, path string, env []string, args ...string) *Process {
 	t.Helper()
 	p := &Process{Name: name, LogPath: filepath.Join(c.LogDir, name+".log")}
-	p.proc = &process{name: name, path: path, args: args, env: env, logPath: p.LogPath}
+	p.proc = &proc.Process{Name: name, Path: path, Args: args, Env: env, LogPath: p.LogPath}
 	c.mu.Lock()
 	c.extra = append(c.extra, p.proc)
 	c.mu.Unlock()
-	if err := p.proc.start(); err != nil {
+	if err := p.proc.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		p.Stop()
 		if t.Failed() {
-			t.Logf("----- %s log (%s), last 80 lines -----\n%s", name, p.LogPath, tailFile(p.LogPath, 80))
+			t.Logf("----- %s log (%s), last 80 lines -----\n%s", name, p.LogPath, proc.TailFile(p.LogPath, 80))
 		}
 	})
 	return p
@@ -80,13 +66,13 @@ func (c *Cluster) StartProcess(t testing.TB, name, path string, env []string, ar
 
 // Stop stops the process (SIGTERM to its group, SIGKILL after 15 s) and
 // waits until its group is gone.
-func (p *Process) Stop() { p.proc.stop(15 * time.Second) }
+func (p *Process) Stop() { p.proc.Stop(15 * time.Second) }
 
 // Exited reports whether the process has exited, and its exit error.
-func (p *Process) Exited() (bool, error) { return p.proc.exited() }
+func (p *Process) Exited() (bool, error) { return p.proc.Exited() }
 
 // Tail returns the last n lines of the process's log.
-func (p *Process) Tail(n int) string { return tailFile(p.LogPath, n) }
+func (p *Process) Tail(n int) string { return proc.TailFile(p.LogPath, n) }
 
 // WaitHTTP polls url until it answers 200, failing the test if the process
 // exits first or the timeout passes.
@@ -119,18 +105,18 @@ func (p *Process) WaitHTTP(t testing.TB, url string, timeout time.Duration) {
 // KubectlEnv is Kubectl with extra environment variables (e.g. KUBE_EDITOR
 // for a non-interactive `kubectl edit`).
 func (c *Cluster) KubectlEnv(ctx context.Context, env []string, stdin string, args ...string) (string, error) {
-	kubectl, err := Tool(KubectlBin)
+	kubectl, err := tools.Tool(tools.KubectlBin)
 	if err != nil {
 		return "", err
 	}
-	return c.run(ctx, kubectl, env, stdin, append([]string{"--kubeconfig=" + c.AdminKubeconfig}, args...)...)
+	return proc.Run(ctx, kubectl, env, stdin, append([]string{"--kubeconfig=" + c.AdminKubeconfig}, args...)...)
 }
 
 // Helm runs the real helm (from the tools bin) against the stack as the
 // admin, with HOME and helm's XDG folders inside the stack's Dir, and returns
 // its standard output.
 func (c *Cluster) Helm(ctx context.Context, args ...string) (string, error) {
-	helm, err := Tool(HelmBin)
+	helm, err := tools.Tool(tools.HelmBin)
 	if err != nil {
 		return "", err
 	}
@@ -148,19 +134,5 @@ func (c *Cluster) Helm(ctx context.Context, args ...string) (string, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return "", err
 	}
-	return c.run(ctx, helm, env, "", args...)
-}
-
-func (c *Cluster) run(ctx context.Context, path string, env []string, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(os.Environ(), env...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%s %s: %w: %s", filepath.Base(path), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
+	return proc.Run(ctx, helm, env, "", args...)
 }

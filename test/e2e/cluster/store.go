@@ -20,6 +20,10 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/kube"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // StoreServer is the second apiserver a test started with StartStoreServer.
@@ -31,7 +35,7 @@ type StoreServer struct {
 	// Client is an admin (system:masters) client of the store.
 	Client kubernetes.Interface
 
-	ca        *certAuthority
+	ca        *kube.CA
 	etcd      *Process
 	apiserver *Process
 	t         testing.TB
@@ -41,11 +45,11 @@ type StoreServer struct {
 // the apiserver is ready and returns it; both stop when the test ends.
 func (c *Cluster) StartStoreServer(t testing.TB) *StoreServer {
 	t.Helper()
-	etcdBin, err := Tool(EtcdBin)
+	etcdBin, err := tools.Tool(tools.EtcdBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiBin, err := Tool(APIServerBin)
+	apiBin, err := tools.Tool(tools.APIServerBin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +60,7 @@ func (c *Cluster) StartStoreServer(t testing.TB) *StoreServer {
 			t.Fatal(err)
 		}
 	}
-	ports, err := freePorts(3)
+	ports, err := proc.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,29 +68,29 @@ func (c *Cluster) StartStoreServer(t testing.TB) *StoreServer {
 	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	s := &StoreServer{URL: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), t: t}
 
-	ca, err := newCA()
+	ca, err := kube.NewCA()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.ca, s.CAPEM = ca, ca.certPEM
-	servingCert, servingKey, err := ca.issue("store-apiserver", nil, true, []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
+	s.ca, s.CAPEM = ca, ca.CertPEM
+	servingCert, servingKey, err := ca.Issue("store-apiserver", nil, true, []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	adminCert, adminKey, err := ca.issue("store-admin", []string{"system:masters"}, false, nil, nil)
+	adminCert, adminKey, err := ca.Issue("store-admin", []string{"system:masters"}, false, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{"ca.crt": ca.certPEM, "apiserver.crt": servingCert, "apiserver.key": servingKey} {
+	for name, b := range map[string][]byte{"ca.crt": ca.CertPEM, "apiserver.crt": servingCert, "apiserver.key": servingKey} {
 		if err := os.WriteFile(filepath.Join(pki, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	saKey, saPub, err := writeServiceAccountKeys(pki)
+	saKey, saPub, err := kube.WriteServiceAccountKeys(pki)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := writeKubeconfig(filepath.Join(dir, "admin.kubeconfig"), s.URL, ca.certPEM, "store-admin", adminCert, adminKey)
+	cfg, err := kube.WriteKubeconfig(filepath.Join(dir, "admin.kubeconfig"), s.URL, ca.CertPEM, "store-admin", adminCert, adminKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +136,7 @@ func (s *StoreServer) StopAPIServer() { s.apiserver.Stop() }
 // data, and waits until it is ready.
 func (s *StoreServer) StartAPIServer() {
 	s.t.Helper()
-	if err := s.apiserver.proc.start(); err != nil {
+	if err := s.apiserver.proc.Start(); err != nil {
 		s.t.Fatal(err)
 	}
 	s.WaitReady(2 * time.Minute)
@@ -142,7 +146,7 @@ func (s *StoreServer) StartAPIServer() {
 // groups) valid until notAfter: PEM certificate and key.
 func (s *StoreServer) ClientCert(user string, notAfter time.Time) (certPEM, keyPEM []byte) {
 	s.t.Helper()
-	c, k, err := s.ca.issueUntil(user, nil, false, nil, nil, notAfter)
+	c, k, err := s.ca.IssueUntil(user, nil, false, nil, nil, notAfter)
 	if err != nil {
 		s.t.Fatal(err)
 	}

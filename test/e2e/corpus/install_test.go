@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 var (
@@ -26,7 +27,7 @@ var (
 // last-applied annotation's size.
 func (r *run) installArgoCD() {
 	r.t.Helper()
-	path, err := cluster.UpstreamPath(cluster.ArgoCDInstallFile)
+	path, err := tools.UpstreamPath(tools.ArgoCDInstallFile)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func (r *run) installESOObjects() {
 // Deployment would run it, and waits until it has filled the webhook Secret.
 func (r *run) installESOChart() {
 	r.t.Helper()
-	chart, err := cluster.UpstreamPath(cluster.ESOChartDir)
+	chart, err := tools.UpstreamPath(tools.ESOChartDir)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func (r *run) installESOChart() {
 	r.step("helm install %s (ESO v0.20.4 chart, installCRDs=false: the stack installed the same CRDs) into %s", esoRelease, esoNS)
 	r.helm("install", esoRelease, chart, "-n", esoNS, "--create-namespace", "--set", "installCRDs=false")
 
-	bin, err := cluster.Tool(cluster.ESOControllerBin)
+	bin, err := tools.Tool(tools.ESOControllerBin)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/pages"
 )
 
@@ -154,7 +155,7 @@ func (r *run) lastDataChange(agent *cluster.Agent) string {
 		return err.Error()
 	}
 	var b strings.Builder
-	for _, s := range cluster.Find(all, "driftwatch_secret_last_data_change_timestamp_seconds", map[string]string{"namespace": r.ns}) {
+	for _, s := range scrape.Find(all, "driftwatch_secret_last_data_change_timestamp_seconds", map[string]string{"namespace": r.ns}) {
 		fmt.Fprintf(&b, "\n    %s", s)
 	}
 	return b.String()

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // anyValue, as the value of a wanted series (seriesAny), matches any positive
@@ -296,7 +297,7 @@ func writeFile(t *testing.T, path, content string) {
 // helm runs the real helm against the stack as the admin, with its own home.
 func helm(t *testing.T, c *cluster.Cluster, args ...string) {
 	t.Helper()
-	bin, err := cluster.Tool("helm")
+	bin, err := tools.Tool("helm")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // imagePullSecrets are readers, never expectations. On the real apiserver the
@@ -106,7 +107,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range cluster.Find(all, "driftwatch_secret_consumer_pods", map[string]string{"namespace": ns}) {
+	for _, s := range scrape.Find(all, "driftwatch_secret_consumer_pods", map[string]string{"namespace": ns}) {
 		if s.Labels["secret"] == "sa-pull" && (s.Labels["workload"] != "web" || s.Value != 2) {
 			t.Errorf("sa-pull: %s; want Deployment web with 2 pods only (pod own names its own pull Secret)", s)
 		}

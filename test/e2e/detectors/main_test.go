@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 func TestMain(m *testing.M) {
@@ -30,7 +31,7 @@ func findings(t *testing.T, a *cluster.Agent, ns string) []string {
 	}
 	var out []string
 	for _, s := range all {
-		if !cluster.IsFinding(s) || s.Labels["namespace"] != ns {
+		if !scrape.IsFinding(s) || s.Labels["namespace"] != ns {
 			continue
 		}
 		out = append(out, s.String())

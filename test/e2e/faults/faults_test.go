@@ -53,6 +53,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 func TestMain(m *testing.M) {
@@ -258,10 +260,10 @@ func (s *sampler) since(t time.Time) []sample {
 	return out
 }
 
-func findingsOf(all []cluster.Series, ns string) []string {
+func findingsOf(all []scrape.Series, ns string) []string {
 	var out []string
 	for _, s := range all {
-		if !cluster.IsFinding(s) || s.Labels["namespace"] != ns {
+		if !scrape.IsFinding(s) || s.Labels["namespace"] != ns {
 			continue
 		}
 		out = append(out, s.String())
@@ -280,7 +282,7 @@ func healthy(f string) bool {
 	return false
 }
 
-func scrapeFindings(a *cluster.Agent, ns string) ([]string, []cluster.Series, error) {
+func scrapeFindings(a *cluster.Agent, ns string) ([]string, []scrape.Series, error) {
 	all, err := a.Scrape()
 	if err != nil {
 		return nil, nil, err
@@ -330,9 +332,9 @@ func waitRecovered(t *testing.T, a *cluster.Agent, ns string, want []string, ena
 		strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 }
 
-func counter(all []cluster.Series, name string, labels map[string]string) float64 {
+func counter(all []scrape.Series, name string, labels map[string]string) float64 {
 	var v float64
-	for _, s := range cluster.Find(all, name, labels) {
+	for _, s := range scrape.Find(all, name, labels) {
 		v += s.Value
 	}
 	return v
@@ -571,7 +573,7 @@ func TestNoFalsePagesUnderFaults(t *testing.T) {
 				}
 			}
 			note("ESO CRDs deleted and re-created", "%d CRDs deleted; with the ESO detectors off the findings were %d series, none ESO-sourced", len(names), len(off.findings))
-			bundle, err := os.ReadFile(filepath.Join(cluster.CRDDir(), cluster.ESOCRDFile))
+			bundle, err := os.ReadFile(filepath.Join(tools.CRDDir(), tools.ESOCRDFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -664,7 +666,7 @@ func TestNoFalsePagesUnderFaults(t *testing.T) {
 					t.Fatal("pods stopped being degraded while still revoked")
 				}
 				others = others[:0]
-				for _, x := range cluster.Find(all, "driftwatch_resource_degraded", nil) {
+				for _, x := range scrape.Find(all, "driftwatch_resource_degraded", nil) {
 					if x.Value != 0 && x.Labels["resource"] != "pods" {
 						others = append(others, x.Labels["resource"])
 					}

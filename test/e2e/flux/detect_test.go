@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -57,7 +58,7 @@ func TestFluxFailuresPageAndResolve(t *testing.T) {
 		"paused":  "",
 		"subst":   "  postBuild:\n    substituteFrom:\n    - {kind: Secret, name: subst-vars, optional: true}\n",
 	}
-	manifests := gitRepository("repo", c.HTTPURL(repo)) + "---\n" + gitRepository("gone", c.GitServerURL()+"/no-such-repository")
+	manifests := gitRepository("repo", c.Flux().HTTPURL(repo)) + "---\n" + gitRepository("gone", c.Flux().GitServerURL()+"/no-such-repository")
 	for name, spec := range ks {
 		manifests += "---\n" + kustomization(name, "repo", name, ns, spec)
 	}
@@ -65,7 +66,7 @@ func TestFluxFailuresPageAndResolve(t *testing.T) {
 	manifests += "---\n" + kustomization("unready", "gone", "never", ns, "")
 	c.Apply(t, ns, manifests)
 	for name := range ks {
-		c.WaitKustomizationApplied(t, ns, name, rev1, waitFlux)
+		c.Flux().WaitKustomizationApplied(t, ns, name, rev1, waitFlux)
 	}
 	waitFor(t, waitFlux, "ESO writes trapped and element", func() (bool, string) {
 		for _, n := range []string{"trapped", "element"} {
@@ -83,9 +84,9 @@ func TestFluxFailuresPageAndResolve(t *testing.T) {
 	ps := promstack.Start(t, c, agent.Addr, hook)
 
 	rev2 := repo.Commit(t, "second: a key and an entry more", files(true))
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, ns, "repo")
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, ns, "repo")
 	for _, name := range []string{"never", "quiet", "trap", "element", "subst"} {
-		c.WaitKustomizationApplied(t, ns, name, rev2, waitFlux)
+		c.Flux().WaitKustomizationApplied(t, ns, name, rev2, waitFlux)
 		t.Logf("fact: Kustomization %s after the commit: %s", name, getKS(t, c, ns, name))
 	}
 	t.Logf("fact: suspended Kustomization: %s", getKS(t, c, ns, "paused"))
@@ -173,10 +174,10 @@ func TestFluxFailuresPageAndResolve(t *testing.T) {
 	rev3 := repo.Commit(t, "fix: let Flux update frozen", fixed)
 	mergePatchKS(t, c, ns, "trap", `{"spec":{"ignore":[{"paths":["/spec/data/0/remoteRef/version"],"target":{"kind":"ExternalSecret","name":"trapped"}}]}}`)
 	c.Apply(t, ns, secret("subst-vars", "", "DB_HOST"))
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, ns, "repo")
-	c.FluxReconcile(t, cluster.KustomizationGVR, ns, "subst")
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, ns, "repo")
+	c.Flux().Reconcile(t, gitops.KustomizationGVR, ns, "subst")
 	for _, name := range []string{"never", "trap", "subst"} {
-		c.WaitKustomizationApplied(t, ns, name, rev3, waitFlux)
+		c.Flux().WaitKustomizationApplied(t, ns, name, rev3, waitFlux)
 	}
 	waitFor(t, waitFlux, "frozen gets B, trapped gets API_TOKEN", func() (bool, string) {
 		a, b := secretKeyNames(t, c, ns, "frozen"), esEntries(t, c, ns, "trapped")
@@ -213,7 +214,7 @@ func TestFluxFailuresPageAndResolve(t *testing.T) {
 // mergePatchKS patches a Kustomization with a JSON merge patch.
 func mergePatchKS(t *testing.T, c *cluster.Cluster, ns, name, patch string) {
 	t.Helper()
-	if _, err := c.Dynamic.Resource(cluster.KustomizationGVR).Namespace(ns).Patch(ctxT(t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Dynamic.Resource(gitops.KustomizationGVR).Namespace(ns).Patch(ctxT(t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch Kustomization %s: %v", name, err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/internal/model"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // layout is one Kustomization of the exactness test: the files it reads
@@ -236,19 +238,19 @@ func TestFluxBuildExactness(t *testing.T) {
 		"apiVersion: v1\nkind: Secret\nmetadata: {name: exact-vars}\nstringData: {REGION: eu}\n")
 	for _, l := range layouts {
 		if l.name == "sops" {
-			c.Apply(t, ns, cluster.SOPSDecryptionSecretYAML("sops-age", newSOPSKeysOnce.identity))
+			c.Apply(t, ns, gitops.SOPSDecryptionSecretYAML("sops-age", newSOPSKeysOnce.identity))
 		}
 	}
-	c.Apply(t, ns, gitRepository("exact", c.HTTPURL(repo)))
+	c.Apply(t, ns, gitRepository("exact", c.Flux().HTTPURL(repo)))
 	waitFor(t, waitFlux, "source-controller serves the layouts", func() (bool, string) {
-		_, _, _, obj, err := c.FluxCondition(ctxT(t), cluster.GitRepositoryGVR, ns, "exact", "Ready")
+		_, _, _, obj, err := c.Flux().Condition(ctxT(t), gitops.GitRepositoryGVR, ns, "exact", "Ready")
 		if err != nil {
 			return false, err.Error()
 		}
 		r, _, _ := unstructured.NestedString(obj.Object, "status", "artifact", "revision")
 		return strings.HasSuffix(r, rev), r
 	})
-	_, _, _, gitObj, err := c.FluxCondition(ctxT(t), cluster.GitRepositoryGVR, ns, "exact", "Ready")
+	_, _, _, gitObj, err := c.Flux().Condition(ctxT(t), gitops.GitRepositoryGVR, ns, "exact", "Ready")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ func TestFluxBuildExactness(t *testing.T) {
 	// serve the whole artifact (the Kustomizations' paths select the folder).
 	for _, l := range layouts {
 		if l.source == "ExternalArtifact" {
-			c.WriteExternalArtifact(t, ns, l.name, art)
+			c.Flux().WriteExternalArtifact(t, ns, l.name, art)
 		}
 	}
 	var manifests []string
@@ -275,12 +277,12 @@ func TestFluxBuildExactness(t *testing.T) {
 	t0 := time.Now()
 	c.Apply(t, ns, strings.Join(manifests, "---\n"))
 	for _, l := range layouts {
-		c.WaitKustomizationApplied(t, ns, l.name, rev, waitFlux)
+		c.Flux().WaitKustomizationApplied(t, ns, l.name, rev, waitFlux)
 	}
 	t.Logf("fact: kustomize-controller applied the %d Kustomizations in %s", len(layouts), time.Since(t0).Round(time.Millisecond))
 
 	// driftwatch's build of the same artifact, as the agent makes it.
-	fetcher := &desired.Fetcher{AllowedHosts: []string{strings.TrimPrefix(c.FluxSourceStorageURL(), "http://")},
+	fetcher := &desired.Fetcher{AllowedHosts: []string{strings.TrimPrefix(c.Flux().StorageURL(), "http://")},
 		AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	url, _ := art["url"].(string)
 	digest, _ := art["digest"].(string)
@@ -293,7 +295,7 @@ func TestFluxBuildExactness(t *testing.T) {
 	compared, undetermined := 0, 0
 	for _, l := range layouts {
 		ks := getKS(t, c, ns, l.name)
-		obj, err := c.Dynamic.Resource(cluster.KustomizationGVR).Namespace(ns).Get(ctxT(t), l.name, metav1.GetOptions{})
+		obj, err := c.Dynamic.Resource(gitops.KustomizationGVR).Namespace(ns).Get(ctxT(t), l.name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +381,7 @@ func TestFluxBuildExactness(t *testing.T) {
 	defer func() {
 		t.Logf("fact: the agent judged every layout %s after its start", time.Since(t1).Round(time.Millisecond))
 	}()
-	var all []cluster.Series
+	var all []scrape.Series
 	waitFor(t, waitAgent, "the agent builds every layout", func() (bool, string) {
 		all, err = agent.Scrape()
 		if err != nil {

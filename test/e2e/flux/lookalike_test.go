@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // TestFluxLookalikes runs two healthy shapes of real Flux clusters past
@@ -38,7 +40,7 @@ import (
 func TestFluxLookalikes(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.NewNamespace(t)
-	fs := cluster.FluxNamespace
+	fs := gitops.FluxNamespace
 
 	// The stock install as `flux bootstrap` commits it.
 	t0 := time.Now()
@@ -89,7 +91,7 @@ spec:
   sourceRef:
     kind: GitRepository
     name: flux-system
-`, c.HTTPURL(bootstrap))
+`, c.Flux().HTTPURL(bootstrap))
 	fleetRev := bootstrap.Commit(t, "Add Flux sync manifests", map[string]string{
 		"clusters/test/flux-system/gotk-components.yaml": components,
 		"clusters/test/flux-system/gotk-sync.yaml":       sync,
@@ -105,11 +107,11 @@ spec:
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = patchKS(ctx, c, fs, "flux-system", `{"spec":{"suspend":true,"prune":false}}`)
-		_ = c.Dynamic.Resource(cluster.KustomizationGVR).Namespace(fs).Delete(ctx, "flux-system", metav1.DeleteOptions{})
-		_ = c.Dynamic.Resource(cluster.GitRepositoryGVR).Namespace(fs).Delete(ctx, "flux-system", metav1.DeleteOptions{})
+		_ = c.Dynamic.Resource(gitops.KustomizationGVR).Namespace(fs).Delete(ctx, "flux-system", metav1.DeleteOptions{})
+		_ = c.Dynamic.Resource(gitops.GitRepositoryGVR).Namespace(fs).Delete(ctx, "flux-system", metav1.DeleteOptions{})
 	})
 	t1 := time.Now()
-	c.WaitKustomizationApplied(t, fs, "flux-system", fleetRev, waitFlux)
+	c.Flux().WaitKustomizationApplied(t, fs, "flux-system", fleetRev, waitFlux)
 	fleet := getKS(t, c, fs, "flux-system")
 	t.Logf("fact: the self-managing Kustomization flux-system Ready %s after the sync was applied: %s", time.Since(t1).Round(time.Millisecond), fleet)
 	if len(fleet.Inventory) != len(objs)+2 {
@@ -129,14 +131,14 @@ spec:
       containers: [{name: app, image: example.invalid/never:1}]
 `
 	rev1 := repo.Commit(t, "first", map[string]string{"app/s.yaml": secret("waiting", "", "A"), "app/d.yaml": never})
-	c.Apply(t, ns, gitRepository("waiting", c.HTTPURL(repo))+"---\n"+
+	c.Apply(t, ns, gitRepository("waiting", c.Flux().HTTPURL(repo))+"---\n"+
 		kustomization("waiting", "waiting", "app", ns, "  wait: true\n  timeout: 5m\n"))
 	var ks ksState
 	waitFor(t, waitFlux, "Kustomization waiting in its health check", func() (bool, string) {
 		ks = getKS(t, c, ns, "waiting")
 		return ks.Ready == "Unknown" && strings.HasSuffix(ks.LastAttempted, rev1) && secretShape(t, c, ns, "waiting") != "absent", ks.String()
 	})
-	reconciling, rReason, rMsg, _, err := c.FluxCondition(ctxT(t), cluster.KustomizationGVR, ns, "waiting", "Reconciling")
+	reconciling, rReason, rMsg, _, err := c.Flux().Condition(ctxT(t), gitops.KustomizationGVR, ns, "waiting", "Reconciling")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,9 +151,9 @@ spec:
 	agent.WaitReady(t, waitAgent)
 
 	rev2 := repo.Commit(t, "second: a key more", map[string]string{"app/s.yaml": secret("waiting", "", "A", "B")})
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, ns, "waiting")
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, ns, "waiting")
 	waitFor(t, waitFlux, "source-controller serves the second commit", func() (bool, string) {
-		_, _, _, obj, err := c.FluxCondition(ctxT(t), cluster.GitRepositoryGVR, ns, "waiting", "Ready")
+		_, _, _, obj, err := c.Flux().Condition(ctxT(t), gitops.GitRepositoryGVR, ns, "waiting", "Ready")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -163,7 +165,7 @@ spec:
 		"source": "flux", "sync_kind": "Kustomization", "sync_name": "waiting"}, waitAgent)
 	t.Logf("series: %s", pending)
 	ks = getKS(t, c, ns, "waiting")
-	reconciling, rReason, rMsg, _, _ = c.FluxCondition(ctxT(t), cluster.KustomizationGVR, ns, "waiting", "Reconciling")
+	reconciling, rReason, rMsg, _, _ = c.Flux().Condition(ctxT(t), gitops.KustomizationGVR, ns, "waiting", "Reconciling")
 	t.Logf("fact: after the commit (artifact at %s): %s; Reconciling=%s %s %q; Secret waiting: %s", rev2, ks, reconciling, rReason, rMsg, secretShape(t, c, ns, "waiting"))
 	if ks.Ready == "True" || strings.HasSuffix(ks.LastApplied, rev2) {
 		t.Fatalf("the Kustomization claims the second revision: %s", ks)
@@ -197,8 +199,8 @@ spec:
 	fleetRev2 := bootstrap.Commit(t, "Update Flux sync manifests", map[string]string{
 		"clusters/test/flux-system/gotk-sync.yaml": strings.Replace(sync, "interval: 1m0s", "interval: 2m0s", 1),
 	})
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, fs, "flux-system")
-	c.WaitKustomizationApplied(t, fs, "flux-system", fleetRev2, waitFlux)
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, fs, "flux-system")
+	c.Flux().WaitKustomizationApplied(t, fs, "flux-system", fleetRev2, waitFlux)
 	waitFor(t, waitAgent, "the agent downloads flux-system's new artifact", func() (bool, string) {
 		ok, failed, unjudged := fetches()
 		return ok == before+1 && failed == 0 && unjudged == 0, fmt.Sprintf("downloads %v (before the commit %v), failed %v, unjudged %v", ok, before, failed, unjudged)
@@ -261,11 +263,11 @@ spec:
 // components.
 func stockInstall(t *testing.T) (string, []string) {
 	t.Helper()
-	kubectl, err := cluster.Tool(cluster.KubectlBin)
+	kubectl, err := tools.Tool(tools.KubectlBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(cluster.FluxDir(), "install")
+	src := filepath.Join(gitops.FluxDir(), "install")
 	if _, err := os.Stat(filepath.Join(src, "flux2", "rbac", "kustomization.yaml")); err != nil {
 		t.Fatalf("Flux's install manifests: run `make tools` (test/tools/build.sh copies them): %v", err)
 	}
@@ -396,7 +398,7 @@ fieldSpecs:
 }
 
 func patchKS(ctx context.Context, c *cluster.Cluster, ns, name, patch string) error {
-	_, err := c.Dynamic.Resource(cluster.KustomizationGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := c.Dynamic.Resource(gitops.KustomizationGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	return err
 }
 
@@ -419,7 +421,7 @@ func TestFluxHelmReleaseSecrets(t *testing.T) {
 			"{{- range $k, $v := .Values.keys }}\n  {{ $k }}: {{ $v | quote }}\n{{- end }}\n",
 	}
 	rev1 := repo.Commit(t, "chart", chart)
-	c.Apply(t, ns, gitRepository("charts", c.HTTPURL(repo))+`---
+	c.Apply(t, ns, gitRepository("charts", c.Flux().HTTPURL(repo))+`---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: app}
@@ -434,7 +436,7 @@ spec:
 	waitRelease := func(version int) {
 		t.Helper()
 		waitFor(t, waitFlux, fmt.Sprintf("HelmRelease app Ready at release version %d", version), func() (bool, string) {
-			st, reason, msg, obj, err := c.FluxCondition(ctxT(t), cluster.HelmReleaseGVR, ns, "app", "Ready")
+			st, reason, msg, obj, err := c.Flux().Condition(ctxT(t), gitops.HelmReleaseGVR, ns, "app", "Ready")
 			if err != nil {
 				return false, err.Error()
 			}
@@ -449,7 +451,7 @@ spec:
 	waitRelease(1)
 	facts := func(when string) {
 		t.Helper()
-		st, reason, msg, obj, _ := c.FluxCondition(ctxT(t), cluster.HelmReleaseGVR, ns, "app", "Ready")
+		st, reason, msg, obj, _ := c.Flux().Condition(ctxT(t), gitops.HelmReleaseGVR, ns, "app", "Ready")
 		hist, _, _ := unstructured.NestedSlice(obj.Object, "status", "history")
 		var hs []string
 		for _, h := range hist {
@@ -483,7 +485,7 @@ spec:
 	// An upgrade: a key more in the chart's values.
 	chart["charts/app/values.yaml"] = "keys:\n  A: a\n  B: b\n  C: c\n"
 	rev2 := repo.Commit(t, "chart: a key more", chart)
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, ns, "charts")
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, ns, "charts")
 	waitRelease(2)
 	facts("upgraded to " + rev2)
 	if got := secretKeyNames(t, c, ns, "app-config"); !slices.Equal(got, []string{"A", "B", "C"}) {

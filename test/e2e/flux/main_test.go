@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
 )
 
 func TestMain(m *testing.M) {
@@ -45,8 +46,8 @@ func ctxT(t *testing.T) context.Context {
 }
 
 var (
-	gitRepository = cluster.GitRepositoryYAML
-	kustomization = cluster.KustomizationYAML
+	gitRepository = gitops.GitRepositoryYAML
+	kustomization = gitops.KustomizationYAML
 )
 
 // ksState is what a Kustomization's status says, as kustomize-controller
@@ -61,7 +62,7 @@ type ksState struct {
 
 func getKS(t *testing.T, c *cluster.Cluster, ns, name string) ksState {
 	t.Helper()
-	st, reason, msg, obj, err := c.FluxCondition(ctxT(t), cluster.KustomizationGVR, ns, name, "Ready")
+	st, reason, msg, obj, err := c.Flux().Condition(ctxT(t), gitops.KustomizationGVR, ns, name, "Ready")
 	if err != nil {
 		t.Fatalf("get Kustomization %s/%s: %v", ns, name, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/internal/lint"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
 )
 
 // TestFluxBehaviour records what the real kustomize-controller does when a
@@ -84,7 +85,7 @@ func TestFluxBehaviour(t *testing.T) {
 		"subst-lacking":  substFrom("vars", true),
 		"subst-required": substFrom("vars-required", false),
 	}
-	manifests := gitRepository("repo", c.HTTPURL(repo))
+	manifests := gitRepository("repo", c.Flux().HTTPURL(repo))
 	for name, spec := range ks {
 		manifests += "---\n" + kustomization(name, "repo", name, ns, spec)
 	}
@@ -93,7 +94,7 @@ func TestFluxBehaviour(t *testing.T) {
 	applied := func(rev string, names ...string) {
 		t.Helper()
 		for _, n := range names {
-			c.WaitKustomizationApplied(t, ns, n, rev, waitFlux)
+			c.Flux().WaitKustomizationApplied(t, ns, n, rev, waitFlux)
 		}
 	}
 	all := []string{"ifnotpresent", "ignored", "livedisabled", "ignore", "subst-missing"}
@@ -127,7 +128,7 @@ func TestFluxBehaviour(t *testing.T) {
 	}
 
 	rev2 := repo.Commit(t, "second: a key and an entry more", files(true))
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, ns, "repo")
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, ns, "repo")
 	applied(rev2, all...)
 	time.Sleep(3 * time.Second) // ESO reacts to the ExternalSecrets that changed
 

@@ -25,6 +25,8 @@ import (
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/flux/desired"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // artifactHost is a third-party artifact server of the test (as
@@ -114,7 +116,7 @@ func bomb(t *testing.T, n int64) []byte {
 	return buf.Bytes()
 }
 
-func counterValue(all []cluster.Series, name string, labels map[string]string) float64 {
+func counterValue(all []scrape.Series, name string, labels map[string]string) float64 {
 	for _, s := range all {
 		if s.Name != name {
 			continue
@@ -163,16 +165,16 @@ func TestFluxFetchSafety(t *testing.T) {
 	// The live Secret exists with A only: kustomize-controller skips it
 	// (IfNotPresent), the finding is driftwatch_flux_never_updated.
 	c.Apply(t, ns, secret("frozen", "", "A"))
-	c.Apply(t, ns, gitRepository("safety", c.HTTPURL(repo)))
+	c.Apply(t, ns, gitRepository("safety", c.Flux().HTTPURL(repo)))
 	waitFor(t, waitFlux, "source-controller serves the commit", func() (bool, string) {
-		_, _, _, obj, err := c.FluxCondition(ctxT(t), cluster.GitRepositoryGVR, ns, "safety", "Ready")
+		_, _, _, obj, err := c.Flux().Condition(ctxT(t), gitops.GitRepositoryGVR, ns, "safety", "Ready")
 		if err != nil {
 			return false, err.Error()
 		}
 		r, _, _ := unstructured.NestedString(obj.Object, "status", "artifact", "revision")
 		return strings.HasSuffix(r, rev), r
 	})
-	_, _, _, gitObj, _ := c.FluxCondition(ctxT(t), cluster.GitRepositoryGVR, ns, "safety", "Ready")
+	_, _, _, gitObj, _ := c.Flux().Condition(ctxT(t), gitops.GitRepositoryGVR, ns, "safety", "Ready")
 	gitURL, _, _ := unstructured.NestedString(gitObj.Object, "status", "artifact", "url")
 	revision, _, _ := unstructured.NestedString(gitObj.Object, "status", "artifact", "revision")
 	resp, err := http.Get(gitURL)
@@ -202,20 +204,20 @@ func TestFluxFetchSafety(t *testing.T) {
 	sources["bad-digest"]["digest"] = "md5:0123456789abcdef0123456789abcdef"
 	var manifests []string
 	for name, a := range sources {
-		c.WriteExternalArtifact(t, ns, name, a)
+		c.Flux().WriteExternalArtifact(t, ns, name, a)
 		m := strings.Replace(kustomization(name, "x", "app", ns, ""), "sourceRef: {kind: GitRepository, name: x}", "sourceRef: {kind: ExternalArtifact, name: "+name+"}", 1)
 		manifests = append(manifests, m)
 	}
 	c.Apply(t, ns, strings.Join(manifests, "---\n"))
-	c.WaitKustomizationApplied(t, ns, "flaky", rev, waitFlux)
+	c.Flux().WaitKustomizationApplied(t, ns, "flaky", rev, waitFlux)
 	t.Logf("fact: Kustomization flaky (ExternalArtifact served by a third party): %s", getKS(t, c, ns, "flaky"))
 
-	allowed := strings.Join(append(c.FluxAgentArgs()[1:2], host.hostPort(), target.hostPort(), "169.254.169.254"), ",")
+	allowed := strings.Join(append(c.Flux().AgentArgs()[1:2], host.hostPort(), target.hostPort(), "169.254.169.254"), ",")
 	agent := c.StartAgent(t, "--namespaces", ns, "--flux-poll-interval", "2s", "--flux-allowed-hosts", allowed)
 	agent.WaitReady(t, waitAgent)
 	pid := agent.PID()
 
-	reasons := func(all []cluster.Series) map[string]string {
+	reasons := func(all []scrape.Series) map[string]string {
 		out := map[string]string{}
 		for _, s := range all {
 			if s.Name == "driftwatch_flux_kustomization_unjudged" && s.Labels["namespace"] == ns {
@@ -226,7 +228,7 @@ func TestFluxFetchSafety(t *testing.T) {
 	}
 	want := map[string]string{"flaky": flux.UnjudgedFetchFailed, "bomb": flux.UnjudgedLimit, "stranger": flux.UnjudgedFetchRefused,
 		"redirect": flux.UnjudgedFetchRefused, "metadata": flux.UnjudgedFetchRefused, "bad-digest": flux.UnjudgedFetchRefused}
-	var all []cluster.Series
+	var all []scrape.Series
 	waitFor(t, waitAgent, "every refused or failing artifact is counted unjudged with its reason", func() (bool, string) {
 		all, err = agent.Scrape()
 		if err != nil {
@@ -300,23 +302,23 @@ func TestFluxGitOutage(t *testing.T) {
 	inp := `kustomize.toolkit.fluxcd.io/ssa: IfNotPresent`
 	rev := repo.Commit(t, "frozen", map[string]string{"app/s.yaml": secret("frozen", inp, "A", "B")})
 	c.Apply(t, ns, secret("frozen", "", "A"))
-	c.Apply(t, ns, gitRepository("outage", c.HTTPURL(repo))+"---\n"+kustomization("outage", "outage", "app", ns, ""))
-	c.WaitKustomizationApplied(t, ns, "outage", rev, waitFlux)
+	c.Apply(t, ns, gitRepository("outage", c.Flux().HTTPURL(repo))+"---\n"+kustomization("outage", "outage", "app", ns, ""))
+	c.Flux().WaitKustomizationApplied(t, ns, "outage", rev, waitFlux)
 	agent := c.StartAgent(t, "--namespaces", ns, "--flux-poll-interval", "2s")
 	agent.WaitReady(t, waitAgent)
 	finding := map[string]string{"namespace": ns, "name": "frozen", "kustomization": "outage", "reason": "ssa_if_not_present"}
 	agent.WaitForSeries(t, "driftwatch_flux_never_updated", finding, waitAgent)
 
 	// The outage: the repository's URL answers nothing any more.
-	patchSource(t, c, ns, "outage", `{"spec":{"url":"`+c.GitServerURL()+`/gone"}}`)
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, ns, "outage")
+	patchSource(t, c, ns, "outage", `{"spec":{"url":"`+c.Flux().GitServerURL()+`/gone"}}`)
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, ns, "outage")
 	waitFor(t, waitFlux, "source-controller reports the outage", func() (bool, string) {
-		st, reason, msg, _, err := c.FluxCondition(ctxT(t), cluster.GitRepositoryGVR, ns, "outage", "Ready")
+		st, reason, msg, _, err := c.Flux().Condition(ctxT(t), gitops.GitRepositoryGVR, ns, "outage", "Ready")
 		return err == nil && st == "False", st + " " + reason + " " + msg
 	})
-	c.FluxReconcile(t, cluster.KustomizationGVR, ns, "outage")
+	c.Flux().Reconcile(t, gitops.KustomizationGVR, ns, "outage")
 	time.Sleep(5 * time.Second)
-	st, reason, msg, obj, _ := c.FluxCondition(ctxT(t), cluster.GitRepositoryGVR, ns, "outage", "Ready")
+	st, reason, msg, obj, _ := c.Flux().Condition(ctxT(t), gitops.GitRepositoryGVR, ns, "outage", "Ready")
 	artRev, _, _ := unstructured.NestedString(obj.Object, "status", "artifact", "revision")
 	ks := getKS(t, c, ns, "outage")
 	t.Logf("fact: during the outage: GitRepository Ready=%s %s %q, still serving %s; Kustomization %s", st, reason, msg, artRev, ks)
@@ -338,7 +340,7 @@ func TestFluxGitOutage(t *testing.T) {
 
 func patchSource(t *testing.T, c *cluster.Cluster, ns, name, patch string) {
 	t.Helper()
-	if _, err := c.Dynamic.Resource(cluster.GitRepositoryGVR).Namespace(ns).Patch(ctxT(t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Dynamic.Resource(gitops.GitRepositoryGVR).Namespace(ns).Patch(ctxT(t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch GitRepository %s: %v", name, err)
 	}
 }

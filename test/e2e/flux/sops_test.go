@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
 )
 
 // sopsKeys is an age key pair for the SOPS layout: the recipient encrypts
@@ -19,7 +19,7 @@ var (
 
 func newSOPSKeys(t *testing.T) *sopsKeys {
 	sopsOnce.Do(func() {
-		newSOPSKeysOnce.identity, newSOPSKeysOnce.recipient = cluster.SOPSKeygen(t)
+		newSOPSKeysOnce.identity, newSOPSKeysOnce.recipient = gitops.SOPSKeygen(t)
 	})
 	return &newSOPSKeysOnce
 }
@@ -31,9 +31,9 @@ func newSOPSKeys(t *testing.T) *sopsKeys {
 // driftwatch), one without (determined; its keys are the env file's, without
 // the sops_* metadata lines decryption removes).
 func (k *sopsKeys) layout(t *testing.T) layout {
-	manifest := cluster.SOPSEncryptRegex(t, k.recipient, "yaml", "^(data|stringData)$",
+	manifest := gitops.SOPSEncryptRegex(t, k.recipient, "yaml", "^(data|stringData)$",
 		[]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: enc\nstringData:\n  API_KEY: sops-e2e-api-key\n  DB_HOST: sops-e2e-db-host\n"))
-	env := cluster.SOPSEncrypt(t, k.recipient, "dotenv", []byte("DB_USER=sops-e2e-user\nDB_PASS=sops-e2e-pass\n"))
+	env := gitops.SOPSEncrypt(t, k.recipient, "dotenv", []byte("DB_USER=sops-e2e-user\nDB_PASS=sops-e2e-pass\n"))
 	return layout{name: "sops", path: "sops", files: map[string]string{
 		"sops/kustomization.yaml": "resources: [enc-secret.yaml]\nsecretGenerator:\n- name: sops-hashed\n  envs: [db.enc.env]\n" +
 			"- name: sops-plain\n  envs: [db.enc.env]\n  options: {disableNameSuffixHash: true}\n",

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // panelTarget is one query of one dashboard panel.
@@ -28,7 +28,7 @@ func (p panelTarget) ID() string { return p.Dashboard + " / " + p.Panel + " / " 
 // panels in its own "panels" list).
 func dashboardTargets(t *testing.T) []panelTarget {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
 )
 
 // fluxScenario has the real Flux (source-controller and kustomize-controller
@@ -54,17 +55,17 @@ func fluxScenario(t *testing.T, c *cluster.Cluster, ns string) {
 		"trap":  "  ignore:\n  - paths: [/spec/data]\n    target: {kind: ExternalSecret, name: trapped}\n",
 		"subst": "  postBuild:\n    substituteFrom:\n    - {kind: Secret, name: subst-vars, optional: true}\n",
 	}
-	manifests := cluster.GitRepositoryYAML("repo", c.HTTPURL(repo))
+	manifests := gitops.GitRepositoryYAML("repo", c.Flux().HTTPURL(repo))
 	for name, spec := range ks {
-		manifests += "---\n" + cluster.KustomizationYAML(name, "repo", name, ns, spec)
+		manifests += "---\n" + gitops.KustomizationYAML(name, "repo", name, ns, spec)
 	}
 	c.Apply(t, ns, manifests)
 	for name := range ks {
-		c.WaitKustomizationApplied(t, ns, name, rev1, wait)
+		c.Flux().WaitKustomizationApplied(t, ns, name, rev1, wait)
 	}
 	rev2 := repo.Commit(t, "second: a key and an entry more", files(true))
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, ns, "repo")
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, ns, "repo")
 	for name := range ks {
-		c.WaitKustomizationApplied(t, ns, name, rev2, wait)
+		c.Flux().WaitKustomizationApplied(t, ns, name, rev2, wait)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/demo"
 	"github.com/driftwatch/driftwatch/internal/helmpayload"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 func TestMain(m *testing.M) {
@@ -186,7 +187,7 @@ func (o *outputs) scan(vals []Value, vocabulary string) {
 // Text of the page that comes from there is public.
 func uiSourceText(t *testing.T) string {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,7 +662,7 @@ func helmManifestValues(t *testing.T, payload []byte, vocab *strings.Builder) []
 // `agent --demo` at debug level with pprof: nothing it emits may hold a demo
 // value (or a piece of one that is not also a name).
 func TestNoValueLeaksInDemo(t *testing.T) {
-	if cluster.E2EDisabled() {
+	if tools.E2EDisabled() {
 		t.Skip("DRIFTWATCH_E2E=0")
 	}
 	c := cluster.Get(t)

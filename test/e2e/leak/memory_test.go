@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // The agent's process memory, scanned for the values of the Secrets it
@@ -161,11 +162,11 @@ func memoryScan(t *testing.T, c *cluster.Cluster, bin, kubeconfig string, extra 
 	ag.waitSeries(t, "driftwatch_secret_missing_key", map[string]string{"namespace": ns, "secret": "watched", "key": "NOT_THERE_EITHER"}, wait)
 	time.Sleep(3 * time.Second) // the rotation's event handled
 
-	all, err := cluster.ScrapeURL(ag.URL + "/metrics")
+	all, err := scrape.URL(ag.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb := cluster.Find(all, "driftwatch_wire_fallbacks_total", map[string]string{"resource": "secrets", "reason": "content_type"})
+	fb := scrape.Find(all, "driftwatch_wire_fallbacks_total", map[string]string{"resource": "secrets", "reason": "content_type"})
 	if fallback && len(fb) == 0 {
 		t.Fatal("no content_type fallback of Secrets counted: the JSON proxy did not force the fallback")
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // proc is an agent process this package runs itself (not through
@@ -109,8 +109,8 @@ func (p *proc) waitReady(t *testing.T, timeout time.Duration) {
 func (p *proc) waitSeries(t *testing.T, name string, labels map[string]string, timeout time.Duration) {
 	t.Helper()
 	p.poll(t, fmt.Sprintf("series %s%v", name, labels), timeout, func() bool {
-		all, err := cluster.ScrapeURL(p.URL + "/metrics")
-		return err == nil && len(cluster.Find(all, name, labels)) > 0
+		all, err := scrape.URL(p.URL + "/metrics")
+		return err == nil && len(scrape.Find(all, name, labels)) > 0
 	})
 }
 

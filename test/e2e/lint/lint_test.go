@@ -17,16 +17,16 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/driftwatch/driftwatch/internal/lint"
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 var agentBin, repoRoot string
 
 func TestMain(m *testing.M) {
-	if cluster.E2EDisabled() {
+	if tools.E2EDisabled() {
 		os.Exit(m.Run())
 	}
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 }
 
 func skipIfDisabled(t *testing.T) {
-	if cluster.E2EDisabled() {
+	if tools.E2EDisabled() {
 		t.Skip("DRIFTWATCH_E2E=0")
 	}
 }
@@ -58,7 +58,7 @@ func skipIfDisabled(t *testing.T) {
 // helmTemplate renders a chart with the real helm.
 func helmTemplate(t *testing.T, args ...string) []byte {
 	t.Helper()
-	helm, err := cluster.Tool("helm")
+	helm, err := tools.Tool("helm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func validateSARIF(t *testing.T, b []byte) {
 // its defaults, comes out clean, without assumptions, in strict mode too.
 func TestESOChartIsClean(t *testing.T) {
 	skipIfDisabled(t)
-	chart, err := cluster.UpstreamPath(cluster.ESOChartDir)
+	chart, err := tools.UpstreamPath(tools.ESOChartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestESOChartIsClean(t *testing.T) {
 // is the one finding.
 func TestArgoCDInstallIsClean(t *testing.T) {
 	skipIfDisabled(t)
-	path, err := cluster.UpstreamPath(cluster.ArgoCDInstallFile)
+	path, err := tools.UpstreamPath(tools.ArgoCDInstallFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // Images this package builds (buildah, offline) and imports into the node.
@@ -54,7 +56,7 @@ func buildImages(t *testing.T, c *cluster.Cluster) {
 		t0 := time.Now()
 		bin, err := n.GoBinary(ctx, "./test/e2e/images/envnames")
 		if err == nil {
-			err = n.ScratchImage(ctx, workloadImage, "", []cluster.ImageFile{{Src: bin, Dst: "/envnames"}},
+			err = n.ScratchImage(ctx, workloadImage, "", []node.ImageFile{{Src: bin, Dst: "/envnames"}},
 				[]string{"/envnames"}, "65532:65532", nil)
 		}
 		if err == nil {
@@ -283,7 +285,7 @@ func containerPort(p *corev1.Pod, container string, port intstr.IntOrString) (in
 }
 
 // get fetches url from inside the node's network namespace.
-func get(n *cluster.Node, url string) (int, string, error) {
+func get(n *node.Node, url string) (int, string, error) {
 	resp, err := n.HTTPClient().Get(url)
 	if err != nil {
 		return 0, "", err
@@ -294,7 +296,7 @@ func get(n *cluster.Node, url string) (int, string, error) {
 }
 
 // scrapeIn scrapes a /metrics URL from inside the node's namespace.
-func scrapeIn(n *cluster.Node, url string) ([]cluster.Series, error) {
+func scrapeIn(n *node.Node, url string) ([]scrape.Series, error) {
 	code, body, err := get(n, url)
 	if err != nil {
 		return nil, err
@@ -302,15 +304,15 @@ func scrapeIn(n *cluster.Node, url string) ([]cluster.Series, error) {
 	if code != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %d", url, code)
 	}
-	return cluster.ParseMetrics(strings.NewReader(body))
+	return scrape.Parse(strings.NewReader(body))
 }
 
-// findingSet is the set of finding series (cluster.IsFinding) of a scrape,
+// findingSet is the set of finding series (scrape.IsFinding) of a scrape,
 // keyed by findingID.
-func findingSet(series []cluster.Series) map[string]cluster.Series {
-	out := map[string]cluster.Series{}
+func findingSet(series []scrape.Series) map[string]scrape.Series {
+	out := map[string]scrape.Series{}
 	for _, s := range series {
-		if cluster.IsFinding(s) {
+		if scrape.IsFinding(s) {
 			out[findingID(s)] = s
 		}
 	}
@@ -320,8 +322,8 @@ func findingSet(series []cluster.Series) map[string]cluster.Series {
 // findingID names a finding by its metric and labels, without its value and
 // without change_source: whether this process observed a change or inferred
 // it from managedFields at start-up necessarily differs across a restart.
-func findingID(s cluster.Series) string {
-	k := cluster.Series{Name: s.Name, Labels: map[string]string{}}
+func findingID(s scrape.Series) string {
+	k := scrape.Series{Name: s.Name, Labels: map[string]string{}}
 	for l, v := range s.Labels {
 		if l != "change_source" {
 			k.Labels[l] = v

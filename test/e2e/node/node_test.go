@@ -17,6 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -37,7 +40,7 @@ const (
 // Prometheus scraping it through its Service, the Alertmanager webhook.
 type stack struct {
 	c *cluster.Cluster
-	n *cluster.Node
+	n *node.Node
 	// parent is TestNode's T: fixtures that outlive a subtest belong to it.
 	parent *testing.T
 	ps     *promstack.Stack
@@ -66,21 +69,21 @@ func (s *stack) agentPod(t *testing.T) *corev1.Pod {
 }
 
 // scrape scrapes the agent through its Service.
-func (s *stack) scrape() ([]cluster.Series, error) { return scrapeIn(s.n, s.svcMetrics) }
+func (s *stack) scrape() ([]scrape.Series, error) { return scrapeIn(s.n, s.svcMetrics) }
 
 // waitSeries waits until a scrape through the Service has a series named
 // name with every label given.
-func (s *stack) waitSeries(t *testing.T, name string, labels map[string]string, timeout time.Duration) cluster.Series {
+func (s *stack) waitSeries(t *testing.T, name string, labels map[string]string, timeout time.Duration) scrape.Series {
 	t.Helper()
-	var got cluster.Series
+	var got scrape.Series
 	poll(t, timeout, time.Second, fmt.Sprintf("series %s%v", name, labels), func() (bool, string) {
 		series, err := s.scrape()
 		if err != nil {
 			return false, err.Error()
 		}
-		found := cluster.Find(series, name, labels)
+		found := scrape.Find(series, name, labels)
 		if len(found) == 0 {
-			return false, fmt.Sprintf("%d series named %s", len(cluster.Find(series, name, nil)), name)
+			return false, fmt.Sprintf("%d series named %s", len(scrape.Find(series, name, nil)), name)
 		}
 		got = found[0]
 		return true, ""
@@ -95,7 +98,7 @@ func (s *stack) waitNoSeries(t *testing.T, name string, labels map[string]string
 		if err != nil {
 			return false, err.Error()
 		}
-		found := cluster.Find(series, name, labels)
+		found := scrape.Find(series, name, labels)
 		if len(found) > 0 {
 			return false, found[0].String()
 		}
@@ -176,7 +179,7 @@ func (s *stack) dumpAgent(t *testing.T) {
 func testChart(t *testing.T, s *stack) {
 	c, n := s.c, s.n
 	ctx := ctxT(t, 10*time.Minute)
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

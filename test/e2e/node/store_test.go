@@ -13,7 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -134,12 +134,12 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range cluster.Find(series, "driftwatch_pod_stale_secret_seconds", map[string]string{"namespace": ns}) {
+	for _, x := range scrape.Find(series, "driftwatch_pod_stale_secret_seconds", map[string]string{"namespace": ns}) {
 		if x.Labels["pod"] == vol.Name {
 			t.Errorf("svol's volume, refreshed by the kubelet, is reported stale: %s", x)
 		}
 	}
-	for _, x := range cluster.Find(series, "driftwatch_workload_stale_pods", map[string]string{"namespace": ns}) {
+	for _, x := range scrape.Find(series, "driftwatch_workload_stale_pods", map[string]string{"namespace": ns}) {
 		if x.Labels["workload"] != "senv" {
 			t.Errorf("a stale workload other than senv: %s", x)
 		}
@@ -183,7 +183,7 @@ spec:
 		}
 		var left []string
 		for _, x := range series {
-			if x.Labels["namespace"] == ns && cluster.IsFinding(x) {
+			if x.Labels["namespace"] == ns && scrape.IsFinding(x) {
 				left = append(left, x.String())
 			}
 		}

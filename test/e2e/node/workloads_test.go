@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/node"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -261,7 +263,7 @@ func testStale(t *testing.T, s *stack) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range cluster.Find(series, "driftwatch_pod_stale_secret_seconds", map[string]string{"namespace": ns}) {
+	for _, x := range scrape.Find(series, "driftwatch_pod_stale_secret_seconds", map[string]string{"namespace": ns}) {
 		if x.Labels["pod"] == pods["vol"].Name {
 			t.Errorf("the refreshed volume is reported stale: %s", x)
 		}
@@ -297,14 +299,14 @@ func testStale(t *testing.T, s *stack) {
 }
 
 // volumeDir is the host folder of a pod's secret volume (kubelet root-dir).
-func volumeDir(n *cluster.Node, p *corev1.Pod, volume string) string {
+func volumeDir(n *node.Node, p *corev1.Pod, volume string) string {
 	return filepath.Join(n.Dir, "kubelet", "pods", string(p.UID), "volumes", "kubernetes.io~secret", volume)
 }
 
 // subPathMount returns the source (root within the volume's tmpfs) of the
 // pod's one subPath bind mount, as the host's mountinfo shows it: the kubelet
 // runs in the host's mount namespace.
-func subPathMount(n *cluster.Node, p *corev1.Pod) (string, error) {
+func subPathMount(n *node.Node, p *corev1.Pod) (string, error) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
@@ -327,7 +329,7 @@ func subPathMount(n *cluster.Node, p *corev1.Pod) (string, error) {
 // the agent itself (down, not synced), not about the cluster.
 func agentAlerts(t *testing.T) map[string]bool {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +564,7 @@ func testNetworkStaysInside(t *testing.T, s *stack) {
 		}
 	}
 	// No link of the host's namespace has its peer in the node's.
-	ipBin, err := cluster.Tool("ip")
+	ipBin, err := tools.Tool("ip")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +603,7 @@ func testNetworkStaysInside(t *testing.T, s *stack) {
 		dsts = append(dsts, strings.Fields(line)[0])
 	}
 	slices.Sort(dsts)
-	if want := []string{cluster.ServiceCIDR, cluster.PodCIDR}; !slices.Equal(dsts, want) {
+	if want := []string{node.ServiceCIDR, node.PodCIDR}; !slices.Equal(dsts, want) {
 		t.Errorf("the agent pod routes %v, want only %v:\n%s", dsts, want, routes)
 	}
 	t.Logf("fact: links of the node's namespace:\n%s\nthe agent pod's routes:\n%s", links, routes)

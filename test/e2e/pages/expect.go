@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
 
@@ -13,21 +14,21 @@ import (
 // lacks (!present) a series named name carrying labels, and returns the
 // matching series of the last scrape. A miss is an error, not fatal (ok false):
 // a corpus run goes on and reports the rest.
-func ExpectSeries(t testing.TB, a *cluster.Agent, wait time.Duration, present bool, name string, labels map[string]string) (got []cluster.Series, ok bool) {
+func ExpectSeries(t testing.TB, a *cluster.Agent, wait time.Duration, present bool, name string, labels map[string]string) (got []scrape.Series, ok bool) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
-	var last []cluster.Series
+	var last []scrape.Series
 	for {
 		all, err := a.Scrape()
 		if err == nil {
 			last = all
-			if got := cluster.Find(all, name, labels); (len(got) > 0) == present {
+			if got := scrape.Find(all, name, labels); (len(got) > 0) == present {
 				return got, true
 			}
 		}
 		if time.Now().After(deadline) {
 			var have []string
-			for _, s := range cluster.Find(last, name, nil) {
+			for _, s := range scrape.Find(last, name, nil) {
 				have = append(have, s.String())
 			}
 			verb := "no series"

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/finding"
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // Page is one page-grade finding: the alert the shipped rules would fire and
@@ -37,8 +37,8 @@ func (p Page) String() string { return p.Alert + " " + p.Object }
 // (finding.Catalog: the severity declared once, next to the metric) makes it
 // critical; the consumer joins of the two consumer pages are the rules'. The
 // real Prometheus → Alertmanager chain of the corpus tests is the primary oracle.
-func Grade(series []cluster.Series) map[Page][]cluster.Series {
-	out := map[Page][]cluster.Series{}
+func Grade(series []scrape.Series) map[Page][]scrape.Series {
+	out := map[Page][]scrape.Series{}
 	type nsSecret struct{ ns, secret string }
 	// Consumed (the "and on (namespace, secret) (...)" of the two consumer pages).
 	consumed := map[nsSecret]bool{}
@@ -122,11 +122,11 @@ func Grade(series []cluster.Series) map[Page][]cluster.Series {
 }
 
 // Critical reports whether a series' family declares it critical (a page).
-func Critical(s cluster.Series) bool { return Severity(s) == finding.SevCritical }
+func Critical(s scrape.Series) bool { return Severity(s) == finding.SevCritical }
 
 // Severity is a finding series' severity as its family's catalog declaration
 // gives it; "" for a series that is not a finding.
-func Severity(s cluster.Series) finding.Severity {
+func Severity(s scrape.Series) finding.Severity {
 	f, ok := finding.Lookup(s.Name)
 	if !ok || f.Kind != finding.KindFinding {
 		return ""
@@ -146,13 +146,13 @@ type allowance struct {
 // seriesAllowance lets finding series that match appear from when the test
 // opens it until it closes it (a real fault's warnings, a true finding).
 type seriesAllowance struct {
-	match    func(cluster.Series) bool
+	match    func(scrape.Series) bool
 	from, to time.Time
 }
 
 // Observed is one finding series seen by the monitor.
 type Observed struct {
-	Series                cluster.Series // as last seen
+	Series                scrape.Series // as last seen
 	First, Last           time.Time
 	FirstPhase, LastPhase string
 	Scrapes               int
@@ -170,7 +170,7 @@ type pageSeen struct {
 // test and records every finding series and every page-grade finding, with
 // the phase of the test it appeared in.
 type Monitor struct {
-	agent    *cluster.Agent
+	agent    Agent
 	interval time.Duration
 
 	mu         sync.Mutex
@@ -187,8 +187,15 @@ type Monitor struct {
 	stopOnce   sync.Once
 }
 
+// Agent is what a Monitor reads of the agent under test (a *cluster.Agent):
+// its HTTP server's answers and its scrapes.
+type Agent interface {
+	Get(path string) (int, string, error)
+	Scrape() ([]scrape.Series, error)
+}
+
 // NewMonitor returns a monitor of agent a; Start starts it.
-func NewMonitor(a *cluster.Agent, interval time.Duration) *Monitor {
+func NewMonitor(a Agent, interval time.Duration) *Monitor {
 	return &Monitor{agent: a, interval: interval, phase: "start", seen: map[string]*Observed{}, pages: map[Page]*pageSeen{},
 		stray: map[string]*Observed{}, stop: make(chan struct{}), done: make(chan struct{})}
 }
@@ -217,7 +224,7 @@ func (m *Monitor) AllowFault(p Page) (closeIt func()) {
 // AllowSeries opens an allowance for the warning- or critical-grade finding
 // series that match (UnexpectedFindings leaves them out while it is open);
 // the returned func closes it.
-func (m *Monitor) AllowSeries(match func(cluster.Series) bool) (closeIt func()) {
+func (m *Monitor) AllowSeries(match func(scrape.Series) bool) (closeIt func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := &seriesAllowance{match: match, from: time.Now()}
@@ -238,7 +245,7 @@ func (m *Monitor) allowed(p Page, at time.Time) bool {
 	return false
 }
 
-func (m *Monitor) allowedSeries(s cluster.Series, at time.Time) bool {
+func (m *Monitor) allowedSeries(s scrape.Series, at time.Time) bool {
 	for _, a := range m.allowS {
 		if !at.Before(a.from) && (a.to.IsZero() || at.Before(a.to)) && a.match(s) {
 			return true
@@ -282,7 +289,7 @@ func (m *Monitor) scrapeOnce() {
 	}
 	m.scrapes++
 	for _, s := range all {
-		if !cluster.IsFinding(s) {
+		if !scrape.IsFinding(s) {
 			continue
 		}
 		if !readyBefore && !readyAfter {
@@ -311,7 +318,7 @@ func (m *Monitor) scrapeOnce() {
 	}
 }
 
-func record(into map[string]*Observed, k string, s cluster.Series, at time.Time, phase string) {
+func record(into map[string]*Observed, k string, s scrape.Series, at time.Time, phase string) {
 	o := into[k]
 	if o == nil {
 		o = &Observed{First: at, FirstPhase: phase}
@@ -336,7 +343,7 @@ func (m *Monitor) PreReadyFindings() []string {
 }
 
 // SeriesKey is a series' name and labels (no value).
-func SeriesKey(s cluster.Series) string {
+func SeriesKey(s scrape.Series) string {
 	keys := slices.Sorted(maps.Keys(s.Labels))
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {

@@ -5,65 +5,65 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // TestPageGradeFollowsTheCriticalRules checks the classifier on hand-made
 // scrapes, so a corpus test's "no page" cannot pass because the classifier
 // sees nothing.
 func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
-	s := func(name string, v float64, kv ...string) cluster.Series {
+	s := func(name string, v float64, kv ...string) scrape.Series {
 		l := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
 			l[kv[i]] = kv[i+1]
 		}
-		return cluster.Series{Name: name, Labels: l, Value: v}
+		return scrape.Series{Name: name, Labels: l, Value: v}
 	}
 	for _, tc := range []struct {
 		name   string
-		series []cluster.Series
+		series []scrape.Series
 		want   []string
 	}{
 		{"missing keys from an ExternalSecret, nobody consumes: no page",
-			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "externalsecret", "optional", "false")}, nil},
+			[]scrape.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "externalsecret", "optional", "false")}, nil},
 		{"missing keys, a running reader: page",
-			[]cluster.Series{
+			[]scrape.Series{
 				s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "externalsecret", "optional", "false"),
 				s("driftwatch_secret_short_consumer_pods", 2, "namespace", "a", "secret", "s", "workload_kind", "Deployment", "workload", "w"),
 			}, []string{"DriftwatchSecretMissingKeyConsumed a/s"}},
 		{"missing keys a pod expects: page",
-			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod", "optional", "false")},
+			[]scrape.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod", "optional", "false")},
 			[]string{"DriftwatchSecretMissingKeyConsumed a/s"}},
 		{"absent, expected by a pod: page",
-			[]cluster.Series{s("driftwatch_secret_absent", 1, "namespace", "a", "secret", "s", "source", "pod")},
+			[]scrape.Series{s("driftwatch_secret_absent", 1, "namespace", "a", "secret", "s", "source", "pod")},
 			[]string{"DriftwatchSecretAbsentConsumed a/s"}},
 		{"absent, expected by Helm only, a consumer in another Secret: no page",
-			[]cluster.Series{
+			[]scrape.Series{
 				s("driftwatch_secret_absent", 1, "namespace", "a", "secret", "s", "source", "helm"),
 				s("driftwatch_secret_missing_key_consumer_pods", 1, "namespace", "a", "secret", "other", "workload_kind", "Deployment", "workload", "w"),
 			}, nil},
 		{"ready but short: page",
-			[]cluster.Series{s("driftwatch_externalsecret_ready_but_short", 1, "namespace", "a", "externalsecret", "e", "secret", "s", "reason", "r")},
+			[]scrape.Series{s("driftwatch_externalsecret_ready_but_short", 1, "namespace", "a", "externalsecret", "e", "secret", "s", "reason", "r")},
 			[]string{"DriftwatchExternalSecretReadyButShort a/e"}},
 		{"flapping: page",
-			[]cluster.Series{s("driftwatch_secret_flapping", 2, "namespace", "a", "secret", "s", "writers", "x,y")},
+			[]scrape.Series{s("driftwatch_secret_flapping", 2, "namespace", "a", "secret", "s", "writers", "x,y")},
 			[]string{"DriftwatchSecretFlapping a/s"}},
 		{"last-applied truncated: truncated_patch pages, the other causes warn",
-			[]cluster.Series{
+			[]scrape.Series{
 				s("driftwatch_last_applied_truncated", 1, "namespace", "a", "kind", "ExternalSecret", "name", "e", "cause", "truncated_patch"),
 				s("driftwatch_last_applied_truncated", 1, "namespace", "a", "kind", "Secret", "name", "s", "cause", "live_shorter"),
 			},
 			[]string{"DriftwatchLastAppliedTruncated ExternalSecret a/e"}},
 		{"a missing key only optional references name: warns",
-			[]cluster.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod", "optional", "true")}, nil},
+			[]scrape.Series{s("driftwatch_secret_missing_keys", 1, "namespace", "a", "secret", "s", "source", "pod", "optional", "true")}, nil},
 		{"ignore-list trap that rebuilds the list: page; the other effects: warning",
-			[]cluster.Series{
+			[]scrape.Series{
 				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "x", "respect_ignore_differences", "true", "effect", "rebuilds_list"),
 				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "y", "respect_ignore_differences", "true", "effect", "rebuilds_list_if_present"),
 				s("driftwatch_argocd_ignore_list_trap", 1, "namespace", "a", "application", "z", "respect_ignore_differences", "false", "effect", "hides_new_entries"),
 			}, []string{"DriftwatchArgoCDIgnoreListTrap a/x"}},
 		{"synced entries missing: page for an ExternalSecret unless truncated_patch pages for it; a Secret warns",
-			[]cluster.Series{
+			[]scrape.Series{
 				s("driftwatch_gitops_synced_entries_missing", 1, "namespace", "a", "kind", "ExternalSecret", "name", "e", "source", "argocd"),
 				s("driftwatch_gitops_synced_entries_missing", 1, "namespace", "a", "kind", "ExternalSecret", "name", "t", "source", "argocd"),
 				s("driftwatch_last_applied_truncated", 1, "namespace", "a", "kind", "ExternalSecret", "name", "t", "cause", "truncated_patch"),
@@ -71,9 +71,9 @@ func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
 			},
 			[]string{"DriftwatchGitOpsSyncedEntriesMissing ExternalSecret a/e", "DriftwatchLastAppliedTruncated ExternalSecret a/t"}},
 		{"a waiting sync is info",
-			[]cluster.Series{s("driftwatch_secret_key_pending_sync", 1, "namespace", "a", "secret", "s", "key", "k", "source", "argocd")}, nil},
+			[]scrape.Series{s("driftwatch_secret_key_pending_sync", 1, "namespace", "a", "secret", "s", "key", "k", "source", "argocd")}, nil},
 		{"warnings never page",
-			[]cluster.Series{
+			[]scrape.Series{
 				s("driftwatch_workload_stale_pods", 1, "namespace", "a", "workload_kind", "Deployment", "workload", "w", "secret", "s"),
 				s("driftwatch_externalsecret_not_ready", 1, "namespace", "a", "externalsecret", "e", "reason", "r"),
 				s("driftwatch_externalsecret_unsafe", 1, "namespace", "a", "externalsecret", "e", "reason", "r"),

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // ShortFor is the `for` duration every shipped alert gets. The shipped
@@ -66,7 +67,7 @@ func (o Options) keep() string {
 // ShortFor and every `keep_firing_for:` to keep, and returns the copy's path.
 func ShortenFor(t testing.TB, dir, keep string) string {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +223,11 @@ func StartTargets(t testing.TB, c *cluster.Cluster, targets []Target, hook *Webh
 // StartWith is StartTargets with the rule copy adapted by opts.
 func StartWith(t testing.TB, c *cluster.Cluster, targets []Target, hook *Webhook, opts Options) *Stack {
 	t.Helper()
-	promBin, err := cluster.Tool("prometheus")
+	promBin, err := tools.Tool("prometheus")
 	if err != nil {
 		t.Fatal(err)
 	}
-	amBin, err := cluster.Tool("prometheus-alertmanager")
+	amBin, err := tools.Tool("prometheus-alertmanager")
 	if err != nil {
 		t.Fatal(err)
 	}

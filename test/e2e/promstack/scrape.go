@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // StartPrometheus starts the real Prometheus alone with the given
@@ -17,7 +18,7 @@ import (
 // (CA, password files) belong in Dir.
 func StartPrometheus(t testing.TB, c *cluster.Cluster, dir, scrapeConfigs string) *Stack {
 	t.Helper()
-	promBin, err := cluster.Tool("prometheus")
+	promBin, err := tools.Tool("prometheus")
 	if err != nil {
 		t.Fatal(err)
 	}

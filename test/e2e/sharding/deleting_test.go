@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 // An Application being deleted, seen by three shards (issue 22 item 6). The
@@ -34,7 +36,7 @@ func TestApplicationBeingDeletedAcrossShards(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	const hold = "driftwatch.e2e/hold"
-	g := owner(cluster.ArgoCDNamespace)
+	g := owner(gitops.ArgoCDNamespace)
 	d, e := namespaceOn(t, c, (g+1)%shards), namespaceOn(t, c, (g+2)%shards)
 	repo := c.NewGitRepo(t, "deleting")
 	secret := func(ns string) string {
@@ -51,9 +53,9 @@ func TestApplicationBeingDeletedAcrossShards(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		_, _ = c.Client.CoreV1().ConfigMaps(d).Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
-		_ = c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Delete(ctx, app, metav1.DeleteOptions{})
+		_ = c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Delete(ctx, app, metav1.DeleteOptions{})
 	})
-	c.Apply(t, cluster.ArgoCDNamespace, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+	c.Apply(t, gitops.ArgoCDNamespace, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
   name: %s
@@ -67,7 +69,7 @@ spec:
 `, app, repo.URL, d))
 	waitSynced(ctx, t, c, app, rev)
 	t.Logf("Application %s/%s (shard %d) Synced at %s; Secrets creds in %s (shard %d) and %s (shard %d); ConfigMap %s/held with finalizer %s",
-		cluster.ArgoCDNamespace, app, g, rev[:8], d, owner(d), e, owner(e), d, hold)
+		gitops.ArgoCDNamespace, app, g, rev[:8], d, owner(d), e, owner(e), d, hold)
 
 	common := argoArgs(t, c)
 	parts := make([]*cluster.Agent, shards)
@@ -93,7 +95,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range cluster.Find(all, "driftwatch_secret_missing_key", k2) {
+			for _, s := range scrape.Find(all, "driftwatch_secret_missing_key", k2) {
 				from = append(from, i)
 				fmt.Fprintf(&b, "  shard %d: %s\n", i, s)
 			}
@@ -111,13 +113,13 @@ spec:
 
 	// Delete the Application: Argo CD's finalizer deletes what it manages; the
 	// held ConfigMap keeps the Application being deleted.
-	if err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Delete(ctx, app, metav1.DeleteOptions{}); err != nil {
+	if err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Delete(ctx, app, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ns := range []string{d, e} {
 		waitSecretGone(ctx, t, c, ns, "creds")
 	}
-	u, err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{})
+	u, err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{})
 	if err != nil || u.GetDeletionTimestamp() == nil {
 		t.Fatalf("the Application is not being deleted (err %v)", err)
 	}
@@ -171,7 +173,7 @@ spec:
 			t.Errorf("shard %d (namespace %s) asked argocd-server %g times during the check, want at least 3", i, ns, after[i]-before[i])
 		}
 	}
-	if u, err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{}); err != nil || u.GetDeletionTimestamp() == nil {
+	if u, err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{}); err != nil || u.GetDeletionTimestamp() == nil {
 		t.Fatalf("the Application went before the check ended (err %v)", err)
 	}
 }
@@ -181,10 +183,10 @@ spec:
 func argoArgs(t *testing.T, c *cluster.Cluster) []string {
 	t.Helper()
 	tokenFile := filepath.Join(t.TempDir(), "argocd-token")
-	if err := os.WriteFile(tokenFile, []byte(c.ArgoCDToken(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(c.ArgoCD().Token(t)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--argocd-server", c.ArgoCDServerURL(), "--argocd-insecure",
+	return []string{"--argocd-server", c.ArgoCD().ServerURL(), "--argocd-insecure",
 		"--argocd-token-file", tokenFile, "--argocd-poll-interval", "2s"}
 }
 
@@ -197,7 +199,7 @@ func argoRequests(t *testing.T, agents []*cluster.Agent) []float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range cluster.Find(all, "driftwatch_argocd_requests_total", map[string]string{"code": "200"}) {
+		for _, s := range scrape.Find(all, "driftwatch_argocd_requests_total", map[string]string{"code": "200"}) {
 			out[i] += s.Value
 		}
 	}
@@ -210,7 +212,7 @@ func waitSynced(ctx context.Context, t *testing.T, c *cluster.Cluster, app, rev 
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		u, err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{})
+		u, err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

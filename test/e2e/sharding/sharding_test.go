@@ -26,6 +26,8 @@ import (
 
 	"github.com/driftwatch/driftwatch/internal/agent"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
 func TestMain(m *testing.M) {
@@ -240,7 +242,7 @@ stringData: {L1: four, L2: five}
 // destination's shard must find K2 missing against the desired state it reads
 // from the real argocd-server.
 func argoAcrossNamespaces(ctx context.Context, t *testing.T, c *cluster.Cluster) []expected {
-	g := owner(cluster.ArgoCDNamespace)
+	g := owner(gitops.ArgoCDNamespace)
 	d, e := namespaceOn(t, c, (g+1)%shards), namespaceOn(t, c, (g+2)%shards)
 	repo := c.NewGitRepo(t, "spread")
 	secret := func(ns string) string {
@@ -248,7 +250,7 @@ func argoAcrossNamespaces(ctx context.Context, t *testing.T, c *cluster.Cluster)
 	}
 	rev := repo.Commit(t, "two Secrets", map[string]string{"app/d.yaml": secret(d), "app/e.yaml": secret(e)})
 	app := "spread-" + d
-	c.Apply(t, cluster.ArgoCDNamespace, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+	c.Apply(t, gitops.ArgoCDNamespace, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: %s}
 spec:
@@ -261,11 +263,11 @@ spec:
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		_ = c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Delete(ctx, app, metav1.DeleteOptions{})
+		_ = c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Delete(ctx, app, metav1.DeleteOptions{})
 	})
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		u, err := c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{})
+		u, err := c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Get(ctx, app, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +276,7 @@ spec:
 		synced, _, _ := unstructured.NestedString(u.Object, "status", "operationState", "syncResult", "revision")
 		if sync == "Synced" && phase == "Succeeded" && synced == rev {
 			t.Logf("argocd: Application %s/%s Synced at %s (operation Succeeded), Secrets in %s (shard %d) and %s (shard %d); argocd is shard %d",
-				cluster.ArgoCDNamespace, app, rev[:8], d, owner(d), e, owner(e), g)
+				gitops.ArgoCDNamespace, app, rev[:8], d, owner(d), e, owner(e), g)
 			break
 		}
 		if time.Now().After(deadline) {
@@ -321,11 +323,11 @@ spec:
   path: ./app
   prune: true
   targetNamespace: %s
-`, c.HTTPURL(repo), target))
-	c.WaitKustomizationApplied(t, home, "spread", rev1, 3*time.Minute)
+`, c.Flux().HTTPURL(repo), target))
+	c.Flux().WaitKustomizationApplied(t, home, "spread", rev1, 3*time.Minute)
 	rev2 := repo.Commit(t, "K2", map[string]string{"app/s.yaml": secret("K1: one, K2: two")})
-	c.FluxReconcile(t, cluster.GitRepositoryGVR, home, "spread")
-	c.WaitKustomizationApplied(t, home, "spread", rev2, 3*time.Minute)
+	c.Flux().Reconcile(t, gitops.GitRepositoryGVR, home, "spread")
+	c.Flux().WaitKustomizationApplied(t, home, "spread", rev2, 3*time.Minute)
 	t.Logf("flux: Kustomization %s/spread (shard %d) Ready at %s, Secret frozen in %s (shard %d)", home, owner(home), rev2[:8], target, owner(target))
 	return []expected{
 		{fmt.Sprintf("Flux Kustomization in %s (shard %d) never updating a Secret in %s (shard %d)", home, owner(home), target, owner(target)),
@@ -482,10 +484,10 @@ func TestThreeShardsExportExactlyTheUnshardedFindings(t *testing.T) {
 	cases = append(cases, stores...)
 
 	tokenFile := filepath.Join(t.TempDir(), "argocd-token")
-	if err := os.WriteFile(tokenFile, []byte(c.ArgoCDToken(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(c.ArgoCD().Token(t)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--eso-service-account", esoSA, "--argocd-server", c.ArgoCDServerURL(), "--argocd-insecure",
+	common := []string{"--eso-service-account", esoSA, "--argocd-server", c.ArgoCD().ServerURL(), "--argocd-insecure",
 		"--argocd-token-file", tokenFile, "--argocd-poll-interval", "2s"}
 	whole := c.StartAgent(t, common...)
 	// Two sets of shards, one per --shard-watch mode.
@@ -548,7 +550,7 @@ func checkCases(whole *cluster.Agent, parts []*cluster.Agent, cases []expected) 
 	if err != nil {
 		return "", "", err
 	}
-	ps := make([][]cluster.Series, len(parts))
+	ps := make([][]scrape.Series, len(parts))
 	for i, p := range parts {
 		if ps[i], err = p.Scrape(); err != nil {
 			return "", "", err
@@ -558,7 +560,7 @@ func checkCases(whole *cluster.Agent, parts []*cluster.Agent, cases []expected) 
 	var report strings.Builder
 	for _, cs := range cases {
 		fmt.Fprintf(&report, "- %s\n", cs.what)
-		got := cluster.Find(w, cs.name, cs.labels)
+		got := scrape.Find(w, cs.name, cs.labels)
 		if len(got) == 0 {
 			problems = append(problems, fmt.Sprintf("%s: the unsharded agent does not export %s%v", cs.what, cs.name, cs.labels))
 			fmt.Fprintf(&report, "    1 agent:  none\n")
@@ -568,7 +570,7 @@ func checkCases(whole *cluster.Agent, parts []*cluster.Agent, cases []expected) 
 		}
 		var from []int
 		for i := range parts {
-			for _, s := range cluster.Find(ps[i], cs.name, cs.labels) {
+			for _, s := range scrape.Find(ps[i], cs.name, cs.labels) {
 				from = append(from, i)
 				fmt.Fprintf(&report, "    shard %d:  %s\n", i, s)
 			}

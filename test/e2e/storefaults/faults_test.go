@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/pages"
 )
 
@@ -28,7 +28,7 @@ var syncFamilies = []string{
 // of the store, and the alert names the store.
 func (f *fixture) storeFailing(start time.Time, from int, fault, store string, n int) {
 	f.t.Helper()
-	var s cluster.Series
+	var s scrape.Series
 	labels := map[string]string{"namespace": f.ns, "kind": "SecretStore", "store": store}
 	if store == clusterStore {
 		labels["namespace"], labels["kind"] = "", "ClusterSecretStore"
@@ -38,7 +38,7 @@ func (f *fixture) storeFailing(start time.Time, from int, fault, store string, n
 		if err != nil {
 			return false, err.Error()
 		}
-		got := cluster.Find(series, "driftwatch_secretstore_read_failing", labels)
+		got := scrape.Find(series, "driftwatch_secretstore_read_failing", labels)
 		if len(got) == 1 {
 			s = got[0]
 		}
@@ -366,7 +366,7 @@ func faultRotated(f *fixture) {
 		if err != nil {
 			return false, err.Error()
 		}
-		got := cluster.Find(series, "driftwatch_secret_last_data_change_timestamp_seconds", map[string]string{"namespace": f.ns, "secret": "db-props"})
+		got := scrape.Find(series, "driftwatch_secret_last_data_change_timestamp_seconds", map[string]string{"namespace": f.ns, "secret": "db-props"})
 		return len(got) == 1 && got[0].Value > before.Value, fmt.Sprint(got)
 	})
 	f.t.Logf("fact: value rotated: ESO updated db-props, seen by driftwatch after %s", time.Since(start).Round(100*time.Millisecond))
@@ -376,7 +376,7 @@ func faultRotated(f *fixture) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if got := cluster.Find(series, "driftwatch_workload_stale_pods", map[string]string{"namespace": f.ns, "workload": "files"}); len(got) > 0 {
+	if got := scrape.Find(series, "driftwatch_workload_stale_pods", map[string]string{"namespace": f.ns, "workload": "files"}); len(got) > 0 {
 		f.t.Errorf("value rotated: files reads db-props through a volume the kubelet refreshes, and is reported stale: %v", got)
 	}
 	a := f.waitAlert(from, "firing", "DriftwatchWorkloadStalePods", map[string]string{"workload": "web"})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 	"github.com/driftwatch/driftwatch/test/e2e/pages"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
@@ -478,7 +479,7 @@ func (f *fixture) quiet(phase string) {
 		}
 		var left []string
 		for _, s := range series {
-			if cluster.IsFinding(s) && s.Value > 0 && (s.Labels["namespace"] == f.ns || s.Labels["store"] == clusterStore) &&
+			if scrape.IsFinding(s) && s.Value > 0 && (s.Labels["namespace"] == f.ns || s.Labels["store"] == clusterStore) &&
 				(pages.Severity(s) == finding.SevWarning || pages.Severity(s) == finding.SevCritical) {
 				left = append(left, s.String())
 			}
@@ -497,7 +498,7 @@ func (f *fixture) quiet(phase string) {
 // allow opens a window for the warning-grade findings of the families given
 // (in the namespace) while a fault lasts.
 func (f *fixture) allow(families ...string) func() {
-	return f.mon.AllowSeries(func(s cluster.Series) bool {
+	return f.mon.AllowSeries(func(s scrape.Series) bool {
 		return (s.Labels["namespace"] == f.ns || s.Labels["store"] == clusterStore) && slices.Contains(families, s.Name)
 	})
 }

@@ -35,13 +35,14 @@ import (
 
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // startDemo builds the agent and runs it with --demo on a free port until the
 // test ends; it returns the base URL once /readyz answers.
 func startDemo(t *testing.T) string {
 	t.Helper()
-	root, err := cluster.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func newBrowser(t *testing.T) *browser {
 	if os.Getenv("DRIFTWATCH_E2E") == "0" {
 		t.Skip("DRIFTWATCH_E2E=0")
 	}
-	chromium, err := cluster.Tool("chromium")
+	chromium, err := tools.Tool("chromium")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func TestFindingsPageInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot (whole page, %d bytes): %s", len(full), p)
 	if os.Getenv("DRIFTWATCH_UPDATE_SCREENSHOT") == "1" {
-		root, _ := cluster.RepoRoot()
+		root, _ := tools.RepoRoot()
 		if err := os.WriteFile(filepath.Join(root, "docs", "img", "findings-page.png"), top, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 var (
@@ -40,14 +41,14 @@ var docSep = regexp.MustCompile(`(?m)^---[ \t]*$`)
 // and PushSecret, by crds.create<Kind>. It returns the number of CRDs.
 func writeESOChart(t *testing.T, dir string) int {
 	t.Helper()
-	src, err := cluster.UpstreamPath(cluster.ESOChartDir)
+	src, err := tools.UpstreamPath(tools.ESOChartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	bundle, err := cluster.UpstreamPath(cluster.ESOCRDFile)
+	bundle, err := tools.UpstreamPath(tools.ESOCRDFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func sum(m map[string]int) int {
 
 func (r *run) app(name string) appState {
 	r.t.Helper()
-	u, err := r.c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Get(r.ctx, name, metav1.GetOptions{})
+	u, err := r.c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Get(r.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		r.t.Fatalf("get Application %s: %v", name, err)
 	}
@@ -195,12 +196,12 @@ func syncedAt(rev string) func(appState) bool {
 // cleanup).
 func (r *run) createApp(manifest string) {
 	r.t.Helper()
-	for _, o := range r.c.Apply(r.t, cluster.ArgoCDNamespace, manifest) {
+	for _, o := range r.c.Apply(r.t, gitops.ArgoCDNamespace, manifest) {
 		name := o.GetName()
 		r.t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			err := r.c.Dynamic.Resource(cluster.ArgoGVR).Namespace(cluster.ArgoCDNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+			err := r.c.Dynamic.Resource(gitops.ArgoGVR).Namespace(gitops.ArgoCDNamespace).Delete(ctx, name, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				r.t.Logf("delete Application %s: %v", name, err)
 			}

@@ -17,6 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/gitops"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 	"github.com/driftwatch/driftwatch/test/e2e/pages"
 	"github.com/driftwatch/driftwatch/test/e2e/promstack"
 )
@@ -296,7 +299,7 @@ func (r *run) waitFor(what string, timeout time.Duration, cond func() (bool, err
 // expect waits until a scrape of the agent has (present) or lacks (!present)
 // a series named name carrying labels, and returns the matching series. A miss
 // is an error, not fatal: the run goes on and reports the rest.
-func (r *run) expect(a *cluster.Agent, present bool, name string, labels map[string]string) []cluster.Series {
+func (r *run) expect(a *cluster.Agent, present bool, name string, labels map[string]string) []scrape.Series {
 	r.t.Helper()
 	got, _ := pages.ExpectSeries(r.t, a, waitFinding, present, name, labels)
 	return got
@@ -316,7 +319,7 @@ func (r *run) expectHook(ps *promstack.Stack, hook *promstack.Webhook, from int,
 // the chart's ValidatingWebhookConfigurations.
 func (r *run) startCertController() {
 	r.t.Helper()
-	bin, err := cluster.Tool(cluster.ESOControllerBin)
+	bin, err := tools.Tool(tools.ESOControllerBin)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -398,7 +401,7 @@ func TestGitOpsCorpus(t *testing.T) {
 		"  syncPolicy:\n    automated: {prune: true}\n    syncOptions: [ServerSideApply=true]\n"))
 	r.createApp(application("billing", repo.URL, "billing", billingNS, "", ""))
 	r.waitApp("billing", "compared at "+rev1, func(s appState) bool { return s.Revision == rev1 && s.Sync == "OutOfSync" })
-	c.ArgoCDSync(t, cluster.ArgoCDNamespace, "billing", "") // someone syncs it the first time (argocd app sync billing)
+	c.ArgoCD().Sync(t, gitops.ArgoCDNamespace, "billing", "") // someone syncs it the first time (argocd app sync billing)
 	for _, app := range []string{"shop", "billing"} {
 		s := r.waitApp(app, "Synced at "+rev1, func(s appState) bool { return syncedAt(rev1)(s) && s.Sync == "Synced" })
 		r.fact("Application %s after its first sync: %s; resources: %s", app, s, s.resources())
@@ -423,7 +426,7 @@ func TestGitOpsCorpus(t *testing.T) {
 	rev2 := repo.Commit(t, "billing: RATE_LIMIT and BILLING_TOKEN", billingFiles(true))
 	head := rev2
 	for _, app := range []string{"billing", "shop", esoApp} {
-		c.RefreshApp(t, cluster.ArgoCDNamespace, app)
+		c.ArgoCD().Refresh(t, gitops.ArgoCDNamespace, app)
 	}
 	s = r.waitApp("billing", "OutOfSync behind "+rev2, func(s appState) bool {
 		return s.Revision == rev2 && s.Sync == "OutOfSync" && s.SyncedRev == rev1 && s.Phase == "Succeeded" && !s.Operation
@@ -433,10 +436,10 @@ func TestGitOpsCorpus(t *testing.T) {
 
 	// ---- the agent, the monitor, Prometheus and Alertmanager -------------------------------
 	tokenFile := filepath.Join(t.TempDir(), "argocd-token")
-	if err := os.WriteFile(tokenFile, []byte(c.ArgoCDToken(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(c.ArgoCD().Token(t)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	agent := c.StartAgent(t, "--argocd-server", c.ArgoCDServerURL(), "--argocd-insecure", "--argocd-token-file", tokenFile,
+	agent := c.StartAgent(t, "--argocd-server", c.ArgoCD().ServerURL(), "--argocd-insecure", "--argocd-token-file", tokenFile,
 		"--argocd-poll-interval", "2s", "--argocd-not-converging-threshold", "30s")
 	mon := pages.NewMonitor(agent, scrapeEvery)
 	agent.WaitReady(t, waitFinding)
@@ -488,7 +491,7 @@ func TestGitOpsCorpus(t *testing.T) {
 	pendingSince := time.Now()
 	for _, k := range []struct{ secret, key string }{{"billing-config", "RATE_LIMIT"}, {"billing-db", "BILLING_TOKEN"}} {
 		for _, p := range r.expect(agent, true, "driftwatch_secret_key_pending_sync", map[string]string{"namespace": billingNS, "secret": k.secret,
-			"key": k.key, "source": "argocd", "sync_kind": "Application", "sync_namespace": cluster.ArgoCDNamespace, "sync_name": "billing"}) {
+			"key": k.key, "source": "argocd", "sync_kind": "Application", "sync_namespace": gitops.ArgoCDNamespace, "sync_name": "billing"}) {
 			if sev := pages.Severity(p); sev != "info" {
 				t.Errorf("%s: severity %q, want info", p, sev)
 			}
@@ -506,7 +509,7 @@ func TestGitOpsCorpus(t *testing.T) {
 		case 1:
 			head = repo.Commit(t, fmt.Sprintf("shop: round %d", round), shopFiles(round))
 			for _, app := range []string{"billing", "shop", esoApp} {
-				c.RefreshApp(t, cluster.ArgoCDNamespace, app)
+				c.ArgoCD().Refresh(t, gitops.ArgoCDNamespace, app)
 			}
 			r.step("soak %d: commit %.8s relabels shop-config; automated Applications sync it", round, head)
 			r.waitApp("shop", "Synced at "+head, func(s appState) bool { return syncedAt(head)(s) && s.Sync == "Synced" })
@@ -537,7 +540,7 @@ func TestGitOpsCorpus(t *testing.T) {
 
 	// ---- someone syncs billing: the keys ship, nothing fires ---------------------------------
 	r.step("argocd app sync billing (main, at %.8s)", head)
-	c.ArgoCDSync(t, cluster.ArgoCDNamespace, "billing", "")
+	c.ArgoCD().Sync(t, gitops.ArgoCDNamespace, "billing", "")
 	s = r.waitApp("billing", "Synced at "+head, func(s appState) bool { return syncedAt(head)(s) && s.Sync == "Synced" })
 	r.fact("Application billing after the sync: %s; resources: %s", s, s.resources())
 	r.waitSecretKeys(billingNS, "billing-config", "PLAN", "RATE_LIMIT")
@@ -549,7 +552,7 @@ func TestGitOpsCorpus(t *testing.T) {
 
 	// ---- the real fault: a key removed from an Argo CD-delivered Secret a pod reads ----------
 	closePage := mon.AllowFault(faultPage)
-	closeSeries := mon.AllowSeries(func(s cluster.Series) bool {
+	closeSeries := mon.AllowSeries(func(s scrape.Series) bool {
 		return (s.Labels["namespace"] == shopNS && (s.Labels["secret"] == "shop-config" || s.Labels["name"] == "shop-config")) ||
 			s.Labels["application"] == "shop"
 	})
@@ -567,7 +570,7 @@ func TestGitOpsCorpus(t *testing.T) {
 	mark := hook.Count()
 	fixed := time.Now().Truncate(time.Second)
 	r.step("fix: argocd app sync shop (main, at %.8s)", head)
-	c.ArgoCDSync(t, cluster.ArgoCDNamespace, "shop", "")
+	c.ArgoCD().Sync(t, gitops.ArgoCDNamespace, "shop", "")
 	r.waitApp("shop", "Synced at "+head, func(s appState) bool { return syncedAt(head)(s) && s.Sync == "Synced" })
 	r.waitSecretKeys(shopNS, "shop-config", "MODE", "REGION")
 	r.fact("%s", r.secretFacts(shopNS, "shop-config"))

@@ -1,4 +1,4 @@
-// Command pause is the pod sandbox's process of the e2e node (test/e2e/cluster,
+// Command pause is the pod sandbox's process of the e2e node (test/e2e/cluster/node,
 // Options.Node): the image containerd's CRI plugin runs first in every pod to
 // hold its namespaces, built here because no registry can be reached. Like
 // Kubernetes' own pause (build/pause/linux/pause.c) it sleeps, reaps orphaned

@@ -1,4 +1,9 @@
-package cluster
+// Package scrape parses what the e2e tests scrape: the Prometheus text
+// exposition format, flattened into Series (histograms and summaries into
+// their _bucket/_sum/_count series, as Prometheus stores them), with the
+// helpers the tests match series with. It needs no cluster: pure packages
+// such as test/e2e/pages import it alone.
+package scrape
 
 import (
 	"fmt"
@@ -64,8 +69,8 @@ func Find(series []Series, name string, labels map[string]string) []Series {
 	return out
 }
 
-// ParseMetrics parses the Prometheus text exposition format.
-func ParseMetrics(r io.Reader) ([]Series, error) {
+// Parse parses the Prometheus text exposition format.
+func Parse(r io.Reader) ([]Series, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
@@ -109,6 +114,19 @@ func ParseMetrics(r io.Reader) ([]Series, error) {
 	return out, nil
 }
 
+// Format renders series one per line, indented, for a failure message
+// ("  (none)" when empty).
+func Format(s []Series) string {
+	if len(s) == 0 {
+		return "  (none)"
+	}
+	var b strings.Builder
+	for _, x := range s {
+		b.WriteString("  " + x.String() + "\n")
+	}
+	return b.String()
+}
+
 func formatLe(f float64) string {
 	if math.IsInf(f, +1) {
 		return "+Inf"
@@ -118,8 +136,8 @@ func formatLe(f float64) string {
 
 var scrapeClient = &http.Client{Timeout: 10 * time.Second}
 
-// ScrapeURL fetches a /metrics URL in the text format and parses it.
-func ScrapeURL(url string) ([]Series, error) {
+// URL fetches a /metrics URL in the text format and parses it.
+func URL(url string) ([]Series, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -134,7 +152,7 @@ func ScrapeURL(url string) ([]Series, error) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
 	}
-	return ParseMetrics(resp.Body)
+	return Parse(resp.Body)
 }
 
 // IsFinding reports whether a scraped series is the current state of a

@@ -1,6 +1,6 @@
-package cluster
-
-// A real node (Options.Node): containerd (Debian's 1.6, runc), CNI bridge
+// Package node runs the e2e stack's real node (cluster.Options.Node).
+//
+// A real node: containerd (Debian's 1.6, runc), CNI bridge
 // networking, kubelet, kube-proxy and kube-scheduler, with every address of the
 // node inside a network namespace the stack creates and deletes.
 //
@@ -18,6 +18,7 @@ package cluster
 // the controller-manager mirrors them into an EndpointSlice and kube-proxy's
 // iptables rules, inside the namespace, send 10.0.0.1:443 there. Pods get
 // addresses in PodCIDR on the bridge cni0, inside the namespace too.
+package node
 
 import (
 	"bufio"
@@ -42,9 +43,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/kube"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Node tools: built by test/tools/build.sh from the Go module proxy (kubelet,
@@ -65,7 +71,8 @@ const (
 	cniDir           = "cni"
 )
 
-func nodeTools() []string {
+// Tools lists the tool binaries the node needs (Env.Bins holds their paths).
+func Tools() []string {
 	return []string{KubeletBin, KubeProxyBin, KubeSchedulerBin, CrictlBin, ContainerdBin, "containerd-shim-runc-v2",
 		CtrBin, RuncBin, BuildahBin, BusyboxBin, "iptables", "ip", "nsenter"}
 }
@@ -103,14 +110,14 @@ type Node struct {
 	// PodLogDir is the kubelet's podLogsDir: <ns>_<pod>_<uid>/<container>/N.log.
 	PodLogDir string
 
-	c          *Cluster
+	env        Env
 	bins       map[string]string
 	cgroupRoot string // the kubelet's cgroupRoot, created in every hierarchy
 	netName    string // the CNI network's name
-	containerd *process
-	kubelet    *process
-	kubeProxy  *process
-	scheduler  *process
+	containerd *proc.Process
+	kubelet    *proc.Process
+	kubeProxy  *proc.Process
+	scheduler  *proc.Process
 	apiFwd     *forwarder
 	svcFwd     *forwarder
 
@@ -120,30 +127,50 @@ type Node struct {
 	stopped  bool
 }
 
-// Node returns the stack's node (nil without Options.Node).
-func (c *Cluster) Node() *Node { return c.node }
+// Env is what the node needs of the control plane it joins.
+type Env struct {
+	// Dir is the stack's folder (the node's state goes in Dir/node), LogDir
+	// the folder of the process logs.
+	Dir, LogDir string
+	// AdminKubeconfig, AdminConfig and Client are the stack's admin
+	// identity; CA signs the node's client certificates.
+	AdminKubeconfig string
+	AdminConfig     *rest.Config
+	Client          kubernetes.Interface
+	CA              *kube.CA
+	// APIPort is kube-apiserver's port on 127.0.0.1.
+	APIPort int
+	// Bins maps every name of Tools to its path.
+	Bins map[string]string
+	// Logf receives progress lines.
+	Logf func(format string, args ...any)
+}
 
 func (n *Node) path(elem ...string) string { return filepath.Join(append([]string{n.Dir}, elem...)...) }
 
-// startNode starts the node; the apiserver and controller-manager run.
-func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort int) error {
+// Start starts the node; the apiserver and controller-manager run. The Node
+// is returned on error too once anything of it exists: Stop tears it down.
+func Start(ctx context.Context, env Env) (*Node, error) {
 	if os.Geteuid() != 0 {
-		return errors.New("Options.Node needs root (a network namespace, mounts, cgroups, containers)")
+		return nil, errors.New("Options.Node needs root (a network namespace, mounts, cgroups, containers)")
 	}
+	n := &Node{env: env, bins: env.Bins}
+	return n, n.start(ctx)
+}
+
+func (n *Node) start(ctx context.Context) error {
+	env, bins := n.env, n.bins
 	t0 := time.Now()
-	suffix := strings.TrimPrefix(filepath.Base(c.Dir), "driftwatch-e2e-")
-	n := &Node{
-		Name: NodeName, IP: NodeIP, c: c, bins: bins,
-		Netns:      "driftwatch-e2e-" + suffix,
-		Dir:        filepath.Join(c.Dir, "node"),
-		cgroupRoot: "/driftwatch-e2e-" + suffix,
-		netName:    "driftwatch-e2e-" + suffix,
-		images:     map[string]bool{},
-	}
+	suffix := strings.TrimPrefix(filepath.Base(env.Dir), "driftwatch-e2e-")
+	n.Name, n.IP = NodeName, NodeIP
+	n.Netns = "driftwatch-e2e-" + suffix
+	n.Dir = filepath.Join(env.Dir, "node")
+	n.cgroupRoot = "/driftwatch-e2e-" + suffix
+	n.netName = "driftwatch-e2e-" + suffix
+	n.images = map[string]bool{}
 	n.NetnsPath = filepath.Join("/run/netns", n.Netns)
 	n.ContainerdSocket = n.path("containerd", "containerd.sock")
 	n.PodLogDir = n.path("pod-logs")
-	c.node = n
 	for _, d := range []string{"containerd", "cni/net.d", "cni/ipam", "kubelet", "pod-logs", "volume-plugins", "pki", "buildah", "images"} {
 		if err := os.MkdirAll(n.path(d), 0o755); err != nil {
 			return err
@@ -187,7 +214,7 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	}
 
 	// The forwarders to the apiserver.
-	api := fmt.Sprintf("127.0.0.1:%d", apiPort)
+	api := fmt.Sprintf("127.0.0.1:%d", env.APIPort)
 	dialAPI := func(ctx context.Context) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", api)
@@ -220,15 +247,11 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 		if id.group != "" {
 			groups = []string{id.group}
 		}
-		cert, key, err := c.ca.issue(id.cn, groups, false, nil, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := writeKubeconfig(n.path(id.file), nodeURL, c.ca.certPEM, id.cn, cert, key); err != nil {
+		if _, err := env.CA.ClientKubeconfig(n.path(id.file), nodeURL, id.cn, groups); err != nil {
 			return err
 		}
 	}
-	if err := os.WriteFile(n.path("pki", "ca.crt"), c.ca.certPEM, 0o644); err != nil {
+	if err := os.WriteFile(n.path("pki", "ca.crt"), env.CA.CertPEM, 0o644); err != nil {
 		return err
 	}
 
@@ -236,12 +259,12 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	if err := n.writeContainerdConfig(); err != nil {
 		return err
 	}
-	env := []string{"PATH=" + ToolsBin() + ":" + os.Getenv("PATH")}
-	n.containerd = n.inNode("containerd", bins[ContainerdBin], env, "--config", n.path("containerd", "config.toml"))
-	if err := n.containerd.start(); err != nil {
+	path := []string{"PATH=" + tools.ToolsBin() + ":" + os.Getenv("PATH")}
+	n.containerd = n.inNode("containerd", bins[ContainerdBin], path, "--config", n.path("containerd", "config.toml"))
+	if err := n.containerd.Start(); err != nil {
 		return err
 	}
-	if err := c.waitFor(ctx, 60*time.Second, "containerd's CRI", n.containerd, func(ctx context.Context) (bool, error) {
+	if err := proc.WaitFor(ctx, 60*time.Second, "containerd's CRI", n.containerd, func(ctx context.Context) (bool, error) {
 		_, err := n.Crictl(ctx, "info")
 		return err == nil, err
 	}); err != nil {
@@ -256,16 +279,16 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	tPause := time.Now()
 
 	// kube-scheduler on the host (it only talks to the apiserver).
-	n.scheduler = &process{
-		name: "kube-scheduler", path: bins[KubeSchedulerBin], logPath: filepath.Join(c.LogDir, "kube-scheduler.log"),
-		args: []string{
-			"--kubeconfig=" + c.AdminKubeconfig,
+	n.scheduler = &proc.Process{
+		Name: "kube-scheduler", Path: bins[KubeSchedulerBin], LogPath: filepath.Join(env.LogDir, "kube-scheduler.log"),
+		Args: []string{
+			"--kubeconfig=" + env.AdminKubeconfig,
 			"--leader-elect=false",
 			"--secure-port=0",
 			"--bind-address=127.0.0.1",
 		},
 	}
-	if err := n.scheduler.start(); err != nil {
+	if err := n.scheduler.Start(); err != nil {
 		return err
 	}
 
@@ -273,7 +296,7 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	if err := n.writeKubeletConfig(); err != nil {
 		return err
 	}
-	n.kubelet = n.inNode("kubelet", bins[KubeletBin], env,
+	n.kubelet = n.inNode("kubelet", bins[KubeletBin], path,
 		"--config="+n.path("kubelet.yaml"),
 		"--kubeconfig="+n.path("kubelet.kubeconfig"),
 		"--root-dir="+n.path("kubelet"),
@@ -282,11 +305,11 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 		"--node-ip="+NodeIP,
 		"--v=2",
 	)
-	if err := n.kubelet.start(); err != nil {
+	if err := n.kubelet.Start(); err != nil {
 		return err
 	}
-	if err := c.waitFor(ctx, 3*time.Minute, "the node to register and be Ready (kubelet)", n.kubelet, func(ctx context.Context) (bool, error) {
-		node, err := c.Client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+	if err := proc.WaitFor(ctx, 3*time.Minute, "the node to register and be Ready (kubelet)", n.kubelet, func(ctx context.Context) (bool, error) {
+		node, err := env.Client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -308,8 +331,8 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	if err := n.writeKubeProxyConfig(); err != nil {
 		return err
 	}
-	n.kubeProxy = n.inNode("kube-proxy", bins[KubeProxyBin], env, "--config="+n.path("kube-proxy.yaml"), "--v=2")
-	if err := n.kubeProxy.start(); err != nil {
+	n.kubeProxy = n.inNode("kube-proxy", bins[KubeProxyBin], path, "--config="+n.path("kube-proxy.yaml"), "--v=2")
+	if err := n.kubeProxy.Start(); err != nil {
 		return err
 	}
 	if err := n.writeAPIEndpoints(ctx); err != nil {
@@ -319,7 +342,7 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	// apiserver from inside the namespace (kube-proxy's rules, the mirrored
 	// EndpointSlice, the forwarder).
 	client := n.apiClient()
-	if err := c.waitFor(ctx, 2*time.Minute, "the kubernetes Service from inside the node (kube-proxy)", n.kubeProxy, func(ctx context.Context) (bool, error) {
+	if err := proc.WaitFor(ctx, 2*time.Minute, "the kubernetes Service from inside the node (kube-proxy)", n.kubeProxy, func(ctx context.Context) (bool, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+APIServiceIP+":443/readyz", nil)
 		resp, err := client.Do(req)
 		if err != nil {
@@ -334,7 +357,7 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 	}); err != nil {
 		return err
 	}
-	c.logf("node up in %s (containerd %s, pause image %s, kubelet Ready %s, kube-proxy and the kubernetes Service %s)",
+	env.Logf("node up in %s (containerd %s, pause image %s, kubelet Ready %s, kube-proxy and the kubernetes Service %s)",
 		time.Since(t0).Round(time.Millisecond), tContainerd.Sub(t0).Round(time.Millisecond), tPause.Sub(tContainerd).Round(time.Millisecond),
 		tKubelet.Sub(tPause).Round(time.Millisecond), time.Since(tKubelet).Round(time.Millisecond))
 	return nil
@@ -343,11 +366,11 @@ func (c *Cluster) startNode(ctx context.Context, bins map[string]string, apiPort
 // inNode is a process run inside the node's network namespace (nsenter
 // --net: the host's mount namespace, so the kubelet's and containerd's mounts
 // are the same, as on a real node).
-func (n *Node) inNode(name, path string, env []string, args ...string) *process {
-	return &process{
-		name: name, path: n.bins["nsenter"], env: env,
-		args:    append([]string{"--net=" + n.NetnsPath, "--", path}, args...),
-		logPath: filepath.Join(n.c.LogDir, name+".log"),
+func (n *Node) inNode(name, path string, env []string, args ...string) *proc.Process {
+	return &proc.Process{
+		Name: name, Path: n.bins["nsenter"], Env: env,
+		Args:    append([]string{"--net=" + n.NetnsPath, "--", path}, args...),
+		LogPath: filepath.Join(n.env.LogDir, name+".log"),
 	}
 }
 
@@ -495,7 +518,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     conf_dir = %[9]q
     max_conf_num = 1
 `, filepath.Join(d, "root"), filepath.Join(d, "state"), n.ContainerdSocket, filepath.Join(d, "opt"),
-		PauseImage, n.bins[RuncBin], filepath.Join(d, "runc"), filepath.Join(ToolsBin(), cniDir), n.path("cni", "net.d"))
+		PauseImage, n.bins[RuncBin], filepath.Join(d, "runc"), filepath.Join(tools.ToolsBin(), cniDir), n.path("cni", "net.d"))
 	if err := os.WriteFile(filepath.Join(d, "config.toml"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
@@ -607,7 +630,7 @@ func (n *Node) writeAPIEndpoints(ctx context.Context) error {
 			Ports:     []corev1.EndpointPort{{Name: "https", Port: serviceAPIPort, Protocol: corev1.ProtocolTCP}}, //nolint:staticcheck
 		}},
 	}
-	eps := n.c.Client.CoreV1().Endpoints(metav1.NamespaceDefault) //nolint:staticcheck
+	eps := n.env.Client.CoreV1().Endpoints(metav1.NamespaceDefault) //nolint:staticcheck
 	_, err := eps.Create(ctx, ep, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		_, err = eps.Update(ctx, ep, metav1.UpdateOptions{})
@@ -619,7 +642,7 @@ func (n *Node) writeAPIEndpoints(ctx context.Context) error {
 // namespace.
 func (n *Node) apiClient() *http.Client {
 	rt := n.HTTPClient().Transport.(*http.Transport)
-	if cfg, err := rest.TLSConfigFor(n.c.AdminConfig); err == nil {
+	if cfg, err := rest.TLSConfigFor(n.env.AdminConfig); err == nil {
 		rt.TLSClientConfig = cfg
 	}
 	return &http.Client{Transport: rt, Timeout: 10 * time.Second}
@@ -686,13 +709,13 @@ func (n *Node) PauseServiceAPI(paused bool) { n.svcFwd.setPaused(paused) }
 // RunIP runs `ip` with args inside the node's network namespace (`ip -n
 // NAME ...`) and returns its standard output.
 func (n *Node) RunIP(ctx context.Context, args ...string) (string, error) {
-	return n.c.run(ctx, n.bins["ip"], nil, "", append([]string{"-n", n.Netns}, args...)...)
+	return proc.Run(ctx, n.bins["ip"], nil, "", append([]string{"-n", n.Netns}, args...)...)
 }
 
 // Crictl runs crictl against the node's containerd and returns its standard output.
 func (n *Node) Crictl(ctx context.Context, args ...string) (string, error) {
 	ep := "unix://" + n.ContainerdSocket
-	return n.c.run(ctx, n.bins[CrictlBin], nil, "",
+	return proc.Run(ctx, n.bins[CrictlBin], nil, "",
 		append([]string{"--runtime-endpoint", ep, "--image-endpoint", ep, "--timeout", "30s"}, args...)...)
 }
 
@@ -733,7 +756,7 @@ func (n *Node) PodNetns(ctx context.Context, namespace, pod string) (string, err
 
 // RunIPIn runs `ip` with args inside the network namespace at path (a pod's).
 func (n *Node) RunIPIn(ctx context.Context, path string, args ...string) (string, error) {
-	return n.c.run(ctx, n.bins["nsenter"], nil, "", append([]string{"--net=" + path, "--", n.bins["ip"]}, args...)...)
+	return proc.Run(ctx, n.bins["nsenter"], nil, "", append([]string{"--net=" + path, "--", n.bins["ip"]}, args...)...)
 }
 
 // ContainerPID returns the host PID of a running container's first process,
@@ -791,13 +814,13 @@ func (n *Node) PodLog(namespace, pod string, uid string, container string) (stri
 	return b.String(), nil
 }
 
-// stop tears the node down: kubelet first (so nothing restarts containers),
+// Stop tears the node down (the stack's teardown calls it): kubelet first (so nothing restarts containers),
 // then every pod sandbox through CRI (containers killed, CNI DEL, pod network
 // namespaces removed), kube-proxy, the scheduler, containerd, any shim left,
 // then mounts under Dir, the network namespace (its bridge, veths and iptables
 // rules go with it), the cgroups, the kubelet's /var/log/containers links and
 // its device plugin socket (both outside Dir: paths the kubelet hard-codes).
-func (n *Node) stop() {
+func (n *Node) Stop() {
 	n.mu.Lock()
 	if n.stopped {
 		n.mu.Unlock()
@@ -806,20 +829,20 @@ func (n *Node) stop() {
 	n.stopped = true
 	fwds := append([]*forwarder(nil), n.forwards...)
 	n.mu.Unlock()
-	logf := n.c.logf
+	logf := n.env.Logf
 	if n.kubelet != nil {
-		n.kubelet.stop(15 * time.Second)
+		n.kubelet.Stop(15 * time.Second)
 	}
-	if n.containerd != nil && n.containerd.pid() != 0 {
+	if n.containerd != nil && n.containerd.PID() != 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		if out, err := n.Crictl(ctx, "rmp", "--all", "--force"); err != nil {
 			logf("node teardown: crictl rmp: %v\n%s", err, out)
 		}
 		cancel()
 	}
-	for _, p := range []*process{n.kubeProxy, n.scheduler, n.containerd} {
+	for _, p := range []*proc.Process{n.kubeProxy, n.scheduler, n.containerd} {
 		if p != nil {
-			p.stop(15 * time.Second)
+			p.Stop(15 * time.Second)
 		}
 	}
 	// Shims are started in a session of their own: they outlive containerd if
@@ -837,7 +860,7 @@ func (n *Node) stop() {
 			f.close()
 		}
 	}
-	for _, m := range mountsUnder(n.c.Dir) {
+	for _, m := range mountsUnder(n.env.Dir) {
 		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 			logf("node teardown: unmount %s: %v", m, err)
 		}
@@ -923,20 +946,21 @@ func (n *Node) containerLogLinks() []string {
 	var out []string
 	for _, e := range entries {
 		p := filepath.Join("/var/log/containers", e.Name())
-		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, n.c.Dir+"/") {
+		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, n.env.Dir+"/") {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// leftovers lists what the node left behind after stop.
-func (n *Node) leftovers() []string {
+// Leftovers lists what the node left behind after Stop (the stack's
+// teardown check).
+func (n *Node) Leftovers() []string {
 	var out []string
 	if _, err := os.Stat(n.NetnsPath); err == nil {
 		out = append(out, "network namespace "+n.Netns)
 	}
-	for _, m := range mountsUnder(n.c.Dir) {
+	for _, m := range mountsUnder(n.env.Dir) {
 		out = append(out, "mount "+m)
 	}
 	if hier, err := cgroupHierarchies(); err == nil {
@@ -995,10 +1019,11 @@ func waitPIDsGone(pids []int, timeout time.Duration) {
 	}
 }
 
-// processes lists the node's processes (nil-safe).
-func (n *Node) processes() []*process {
+// Processes lists the node's processes (nil-safe), for the stack's
+// teardown, its PIDs and its log tails.
+func (n *Node) Processes() []*proc.Process {
 	if n == nil {
 		return nil
 	}
-	return []*process{n.containerd, n.kubelet, n.kubeProxy, n.scheduler}
+	return []*proc.Process{n.containerd, n.kubelet, n.kubeProxy, n.scheduler}
 }

@@ -1,4 +1,4 @@
-package cluster
+package gitops
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/kube"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
 )
 
 // Flux's controllers as test/tools/build.sh builds them (source-controller
@@ -43,7 +44,10 @@ var fluxCRDFiles = []string{
 	"source.toolkit.fluxcd.io_ocirepositories.yaml", "source.toolkit.fluxcd.io_externalartifacts.yaml",
 	"kustomize.toolkit.fluxcd.io_kustomizations.yaml", "helm.toolkit.fluxcd.io_helmreleases.yaml",
 }
-var fluxFiles = append(append([]string{}, fluxCRDFiles...), "controller.yaml", "reconciler.yaml")
+var fluxManifests = manifests{
+	what: "Flux", from: "the Flux modules", dir: FluxDir,
+	files: append(append([]string{}, fluxCRDFiles...), "controller.yaml", "reconciler.yaml"),
+}
 
 // Flux's resources.
 var (
@@ -57,55 +61,44 @@ var (
 )
 
 // FluxDir is where build.sh copies Flux's manifests: $DRIFTWATCH_FLUX, else
-// ToolsBin()/../flux.
-func FluxDir() string {
-	if d := os.Getenv("DRIFTWATCH_FLUX"); d != "" {
-		return d
-	}
-	return filepath.Join(filepath.Dir(ToolsBin()), "flux")
-}
+// tools.ToolsBin()/../flux.
+func FluxDir() string { return manifestDir("DRIFTWATCH_FLUX", "flux") }
 
-func fluxFile(name string) (string, error) {
-	p := filepath.Join(FluxDir(), name)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("Flux manifest %s not found: run `make tools` (or test/tools/build.sh), "+
-			"which copies it from the Flux modules in the Go module cache: %w", p, err)
-	}
-	return p, nil
-}
+// CheckFluxManifests reports the first of Flux's manifests missing from
+// FluxDir (the stack checks before it starts anything).
+func CheckFluxManifests() error { return fluxManifests.check() }
 
-// fluxTools lists the binaries the Flux part needs (sopsenc for the tests'
+// FluxTools lists the binaries Flux needs (sopsenc for the tests'
 // SOPS-encrypted files: SOPSEncrypt).
-func fluxTools(opts Options) []string {
-	if !opts.Flux {
-		return nil
-	}
+func FluxTools() []string {
 	return []string{FluxSourceBin, FluxKustomizeBin, FluxHelmBin, SOPSEncBin}
 }
 
-// flux is the running Flux part of a stack.
-type flux struct {
+// Flux is the running Flux of a stack.
+type Flux struct {
+	env        Env
 	dir        string
-	source     *process
-	kustomize  *process
-	helm       *process
+	source     *proc.Process
+	kustomize  *proc.Process
+	helm       *proc.Process
 	git        *http.Server
 	gitURL     string
 	storageURL string
 }
 
-func (f *flux) processes() []*process {
+// Processes lists Flux's controllers in their stop order (nil-safe).
+func (f *Flux) Processes() []*proc.Process {
 	if f == nil {
 		return nil
 	}
 	// Stop order: kustomize-controller and helm-controller fetch from
 	// source-controller.
-	return []*process{f.helm, f.kustomize, f.source}
+	return []*proc.Process{f.helm, f.kustomize, f.source}
 }
 
-// stopGit closes the Git HTTP server (its CGI children exit with their
-// requests).
-func (f *flux) stopGit() {
+// StopGitServer closes the Git HTTP server (its CGI children exit with their
+// requests); nil-safe.
+func (f *Flux) StopGitServer() {
 	if f == nil || f.git == nil {
 		return
 	}
@@ -116,71 +109,67 @@ func (f *flux) stopGit() {
 
 // GitServerURL is the base URL of the stack's Git HTTP server
 // (http://127.0.0.1:PORT; a repository made by NewGitRepo is GitServerURL/NAME),
-// "" without Options.Flux.
-func (c *Cluster) GitServerURL() string {
-	if c.flux == nil {
+// "" without Flux (nil).
+func (f *Flux) GitServerURL() string {
+	if f == nil {
 		return ""
 	}
-	return c.flux.gitURL
+	return f.gitURL
 }
 
-// FluxSourceStorageURL is source-controller's artifact server
-// (http://127.0.0.1:PORT), "" without Options.Flux.
-func (c *Cluster) FluxSourceStorageURL() string {
-	if c.flux == nil {
+// StorageURL is source-controller's artifact server
+// (http://127.0.0.1:PORT), "" without Flux (nil).
+func (f *Flux) StorageURL() string {
+	if f == nil {
 		return ""
 	}
-	return c.flux.storageURL
+	return f.storageURL
 }
 
-// FluxAgentArgs are the agent flags that let it download the stack's
+// AgentArgs are the agent flags that let it download the stack's
 // artifacts: source-controller listens on 127.0.0.1, an address the
 // agent's fetch refuses unless allowed (as an operator would allow a
 // port-forward), and its artifact URLs name that address.
-func (c *Cluster) FluxAgentArgs() []string {
-	if c.flux == nil {
+func (f *Flux) AgentArgs() []string {
+	if f == nil {
 		return nil
 	}
-	return []string{"--flux-allowed-hosts", strings.TrimPrefix(c.flux.storageURL, "http://"), "--flux-allowed-cidrs", "127.0.0.0/8"}
+	return []string{"--flux-allowed-hosts", strings.TrimPrefix(f.storageURL, "http://"), "--flux-allowed-cidrs", "127.0.0.0/8"}
 }
 
-// FluxKustomizeLog returns the path of kustomize-controller's log.
-func (c *Cluster) FluxKustomizeLog() string {
-	if c.flux == nil || c.flux.kustomize == nil {
+// KustomizeLog returns the path of kustomize-controller's log.
+func (f *Flux) KustomizeLog() string {
+	if f == nil || f.kustomize == nil {
 		return ""
 	}
-	return c.flux.kustomize.logPath
+	return f.kustomize.LogPath
 }
 
-// startFlux serves the stack's Git repositories over smart HTTP, installs
+// StartFlux serves the stack's Git repositories over smart HTTP, installs
 // Flux's CRDs and its namespace, and starts source-controller,
 // kustomize-controller and helm-controller on 127.0.0.1, each with a client
-// certificate bound to the ClusterRole flux2's install binds it to.
-func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
-	files := map[string][]byte{}
-	for _, name := range fluxFiles {
-		p, err := fluxFile(name)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		files[name] = b
+// certificate bound to the ClusterRole flux2's install binds it to. The Flux
+// is returned on error too once anything of it runs: the stack stops its
+// Processes and its Git server.
+func StartFlux(ctx context.Context, env Env) (*Flux, error) {
+	files, err := fluxManifests.read()
+	if err != nil {
+		return nil, err
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return fmt.Errorf("Flux needs git to serve repositories: %w", err)
+		return nil, fmt.Errorf("Flux needs git to serve repositories: %w", err)
 	}
-	f := &flux{dir: filepath.Join(c.Dir, "flux")}
-	c.flux = f
-	for _, d := range []string{"storage", "source-tmp", "kustomize-tmp", "helm-tmp", "home"} {
-		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o700); err != nil {
-			return err
-		}
+	f := &Flux{env: env, dir: filepath.Join(env.Dir, "flux")}
+	return f, f.start(ctx, files, git)
+}
+
+func (f *Flux) start(ctx context.Context, files map[string][]byte, git string) error {
+	env, bins := f.env, f.env.Bins
+	if err := makeDirs(f.dir, "storage", "source-tmp", "kustomize-tmp", "helm-tmp", "home"); err != nil {
+		return err
 	}
-	if err := os.MkdirAll(filepath.Join(c.Dir, "git"), 0o755); err != nil {
+	if err := os.MkdirAll(gitRoot(env.Dir), 0o755); err != nil {
 		return err
 	}
 
@@ -192,7 +181,7 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 		return err
 	}
 	f.gitURL = "http://" + ln.Addr().String()
-	gitLog, err := os.OpenFile(filepath.Join(c.LogDir, "git-http-backend.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	gitLog, err := os.OpenFile(filepath.Join(env.LogDir, "git-http-backend.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		ln.Close()
 		return err
@@ -201,11 +190,10 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 		Handler: &cgi.Handler{
 			Path: git,
 			Args: []string{"http-backend"},
-			Env: []string{
-				"GIT_PROJECT_ROOT=" + filepath.Join(c.Dir, "git"),
+			Env: append([]string{
+				"GIT_PROJECT_ROOT=" + gitRoot(env.Dir),
 				"GIT_HTTP_EXPORT_ALL=1",
-				"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-			},
+			}, gitIsolation...),
 			Stderr: gitLog,
 		},
 		ReadHeaderTimeout: 10 * time.Second,
@@ -218,14 +206,11 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 		gitLog.Close()
 	}()
 
-	var crds []byte
+	var crds [][]byte
 	for _, name := range fluxCRDFiles {
-		crds = append(append(crds, files[name]...), "\n---\n"...)
+		crds = append(crds, files[name])
 	}
-	if err := c.InstallCRDs(ctx, crds); err != nil {
-		return fmt.Errorf("Flux CRDs: %w", err)
-	}
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}, metav1.CreateOptions{}); err != nil {
+	if err := env.installCRDs(ctx, "Flux", FluxNamespace, crds...); err != nil {
 		return err
 	}
 
@@ -236,85 +221,75 @@ func (c *Cluster) startFlux(ctx context.Context, bins map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, crdRole, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Client.RbacV1().ClusterRoles().Create(ctx, crdRole, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	adminRole, err := roleRefFrom(files["reconciler.yaml"], "cluster-reconciler")
 	if err != nil {
 		return err
 	}
-	sourceKC, err := c.fluxIdentity(ctx, "source-controller", crdRole.Name)
+	sourceKC, err := env.fluxIdentity(ctx, "source-controller", crdRole.Name)
 	if err != nil {
 		return err
 	}
-	kustomizeKC, err := c.fluxIdentity(ctx, "kustomize-controller", adminRole)
+	kustomizeKC, err := env.fluxIdentity(ctx, "kustomize-controller", adminRole)
 	if err != nil {
 		return err
 	}
-	helmKC, err := c.fluxIdentity(ctx, "helm-controller", adminRole)
+	helmKC, err := env.fluxIdentity(ctx, "helm-controller", adminRole)
 	if err != nil {
 		return err
 	}
 
-	ports, err := freePorts(7)
+	ports, err := proc.FreePorts(7)
 	if err != nil {
 		return err
 	}
 	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
 	storage := addr(ports[0])
 	f.storageURL = "http://" + storage
-	common := []string{"RUNTIME_NAMESPACE=" + FluxNamespace, "HOME=" + filepath.Join(f.dir, "home"),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	common := append([]string{"RUNTIME_NAMESPACE=" + FluxNamespace, "HOME=" + filepath.Join(f.dir, "home")}, gitIsolation...)
 
-	f.source = &process{
-		name: "source-controller", path: bins[FluxSourceBin], logPath: filepath.Join(c.LogDir, "source-controller.log"),
-		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
+	f.source = &proc.Process{
+		Name: "source-controller", Path: bins[FluxSourceBin], LogPath: filepath.Join(env.LogDir, "source-controller.log"),
+		Args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
 			"--storage-path=" + filepath.Join(f.dir, "storage"),
 			// The artifact URLs in status.artifact.url name this address.
 			"--storage-addr=" + storage, "--storage-adv-addr=" + storage,
 			"--metrics-addr=" + addr(ports[1]), "--health-addr=" + addr(ports[2]),
 			"--log-level=debug"},
-		env: append([]string{"KUBECONFIG=" + sourceKC, "TMPDIR=" + filepath.Join(f.dir, "source-tmp")}, common...),
+		Env: append([]string{"KUBECONFIG=" + sourceKC, "TMPDIR=" + filepath.Join(f.dir, "source-tmp")}, common...),
 	}
-	if err := f.source.start(); err != nil {
-		return err
-	}
-	if err := c.waitHTTP(ctx, 60*time.Second, f.source, "http://"+addr(ports[2])+"/readyz"); err != nil {
+	if err := startController(ctx, f.source, "http://"+addr(ports[2])+"/readyz"); err != nil {
 		return err
 	}
 
-	f.kustomize = &process{
-		name: "kustomize-controller", path: bins[FluxKustomizeBin], logPath: filepath.Join(c.LogDir, "kustomize-controller.log"),
+	f.kustomize = &proc.Process{
+		Name: "kustomize-controller", Path: bins[FluxKustomizeBin], LogPath: filepath.Join(env.LogDir, "kustomize-controller.log"),
 		// ExternalArtifact sources, as `flux install --components-extra=source-watcher` enables them.
-		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true", "--feature-gates=ExternalArtifact=true",
+		Args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true", "--feature-gates=ExternalArtifact=true",
 			"--metrics-addr=" + addr(ports[3]), "--health-addr=" + addr(ports[4]),
 			"--log-level=debug"},
-		env: append([]string{"KUBECONFIG=" + kustomizeKC, "TMPDIR=" + filepath.Join(f.dir, "kustomize-tmp")}, common...),
+		Env: append([]string{"KUBECONFIG=" + kustomizeKC, "TMPDIR=" + filepath.Join(f.dir, "kustomize-tmp")}, common...),
 	}
-	if err := f.kustomize.start(); err != nil {
-		return err
-	}
-	if err := c.waitHTTP(ctx, 60*time.Second, f.kustomize, "http://"+addr(ports[4])+"/readyz"); err != nil {
+	if err := startController(ctx, f.kustomize, "http://"+addr(ports[4])+"/readyz"); err != nil {
 		return err
 	}
 
-	f.helm = &process{
-		name: "helm-controller", path: bins[FluxHelmBin], logPath: filepath.Join(c.LogDir, "helm-controller.log"),
-		args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
+	f.helm = &proc.Process{
+		Name: "helm-controller", Path: bins[FluxHelmBin], LogPath: filepath.Join(env.LogDir, "helm-controller.log"),
+		Args: []string{"--enable-leader-election=false", "--watch-all-namespaces=true",
 			"--metrics-addr=" + addr(ports[5]), "--health-addr=" + addr(ports[6]),
 			"--log-level=debug"},
-		env: append([]string{"KUBECONFIG=" + helmKC, "TMPDIR=" + filepath.Join(f.dir, "helm-tmp")}, common...),
+		Env: append([]string{"KUBECONFIG=" + helmKC, "TMPDIR=" + filepath.Join(f.dir, "helm-tmp")}, common...),
 	}
-	if err := f.helm.start(); err != nil {
-		return err
-	}
-	return c.waitHTTP(ctx, 60*time.Second, f.helm, "http://"+addr(ports[6])+"/readyz")
+	return startController(ctx, f.helm, "http://"+addr(ports[6])+"/readyz")
 }
 
 // clusterRoleFrom returns the ClusterRole named name from a multi-document
 // manifest.
 func clusterRoleFrom(data []byte, name string) (*rbacv1.ClusterRole, error) {
-	objs, err := DecodeYAML(data)
+	objs, err := kube.DecodeYAML(data)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +312,7 @@ func clusterRoleFrom(data []byte, name string) (*rbacv1.ClusterRole, error) {
 
 // roleRefFrom returns the ClusterRole a ClusterRoleBinding named name binds.
 func roleRefFrom(data []byte, name string) (string, error) {
-	objs, err := DecodeYAML(data)
+	objs, err := kube.DecodeYAML(data)
 	if err != nil {
 		return "", err
 	}
@@ -352,51 +327,36 @@ func roleRefFrom(data []byte, name string) (string, error) {
 	return "", fmt.Errorf("no ClusterRoleBinding %s in Flux's RBAC manifest", name)
 }
 
-// fluxIdentity issues a client certificate for user, binds it to clusterRole
-// and writes a kubeconfig for it.
-func (c *Cluster) fluxIdentity(ctx context.Context, user, clusterRole string) (string, error) {
-	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "flux-" + user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}, metav1.CreateOptions{}); err != nil {
+// fluxIdentity binds user to clusterRole (ClusterRoleBinding flux-<user>)
+// and writes a kubeconfig for it (a client certificate), whose path it
+// returns.
+func (e Env) fluxIdentity(ctx context.Context, user, clusterRole string) (string, error) {
+	if err := kube.BindClusterRole(ctx, e.Client, "flux-"+user, clusterRole, user); err != nil {
 		return "", err
 	}
-	cert, key, err := c.ca.issue(user, nil, false, nil, nil)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.Dir, user+".kubeconfig")
-	if _, err := writeKubeconfig(path, c.APIServerURL, c.ca.certPEM, user, cert, key); err != nil {
-		return "", err
-	}
-	return path, nil
+	return e.kubeconfig(user)
 }
 
 // HTTPURL is the repository's URL on the stack's Git HTTP server (Options.Flux).
-func (c *Cluster) HTTPURL(r *GitRepo) string {
-	if c.flux == nil {
+func (f *Flux) HTTPURL(r *GitRepo) string {
+	if f == nil {
 		return ""
 	}
-	return c.flux.gitURL + "/" + filepath.Base(r.Dir)
+	return f.gitURL + "/" + filepath.Base(r.Dir)
 }
 
-// FluxReconcile asks Flux to reconcile an object now, as `flux reconcile`
+// Reconcile asks Flux to reconcile an object now, as `flux reconcile`
 // does: it sets the annotation reconcile.fluxcd.io/requestedAt.
-func (c *Cluster) FluxReconcile(t testing.TB, gvr schema.GroupVersionResource, namespace, name string) {
+func (f *Flux) Reconcile(t testing.TB, gvr schema.GroupVersionResource, namespace, name string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
-	if _, err := c.Dynamic.Resource(gvr).Namespace(namespace).Patch(ctx, name, types.MergePatchType, []byte(p), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("reconcile %s %s/%s: %v", gvr.Resource, namespace, name, err)
-	}
+	annotate(t, f.env.Dynamic, gvr, namespace, name, "reconcile.fluxcd.io/requestedAt", time.Now().Format(time.RFC3339Nano),
+		fmt.Sprintf("reconcile %s %s/%s", gvr.Resource, namespace, name))
 }
 
-// FluxCondition returns the status, reason and message of a Flux object's
+// Condition returns the status, reason and message of a Flux object's
 // condition typ, and the object's status (nil when absent).
-func (c *Cluster) FluxCondition(ctx context.Context, gvr schema.GroupVersionResource, namespace, name, typ string) (status, reason, message string, obj *unstructured.Unstructured, err error) {
-	obj, err = c.Dynamic.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+func (f *Flux) Condition(ctx context.Context, gvr schema.GroupVersionResource, namespace, name, typ string) (status, reason, message string, obj *unstructured.Unstructured, err error) {
+	obj, err = f.env.Dynamic.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", "", "", nil, err
 	}
@@ -416,14 +376,14 @@ func (c *Cluster) FluxCondition(ctx context.Context, gvr schema.GroupVersionReso
 // WaitKustomizationApplied waits until a Kustomization is Ready=True with
 // status.lastAppliedRevision ending in revision (a commit SHA; Flux writes
 // "main@sha1:<sha>"), and returns the object.
-func (c *Cluster) WaitKustomizationApplied(t testing.TB, namespace, name, revision string, timeout time.Duration) *unstructured.Unstructured {
+func (f *Flux) WaitKustomizationApplied(t testing.TB, namespace, name, revision string, timeout time.Duration) *unstructured.Unstructured {
 	t.Helper()
 	var last *unstructured.Unstructured
 	var lastMsg string
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		st, _, msg, obj, err := c.FluxCondition(ctx, KustomizationGVR, namespace, name, "Ready")
+		st, _, msg, obj, err := f.Condition(ctx, KustomizationGVR, namespace, name, "Ready")
 		cancel()
 		if err == nil {
 			last, lastMsg = obj, msg
@@ -475,11 +435,11 @@ spec:
 // writes its status as a third-party artifact producer does (source-watcher's
 // ArtifactGenerator): Ready=True with the given artifact (a status.artifact
 // map: url, revision, digest, path, size, lastUpdateTime).
-func (c *Cluster) WriteExternalArtifact(t testing.TB, ns, name string, artifact map[string]any) {
+func (f *Flux) WriteExternalArtifact(t testing.TB, ns, name string, artifact map[string]any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res := c.Dynamic.Resource(ExternalArtifactGVR).Namespace(ns)
+	res := f.env.Dynamic.Resource(ExternalArtifactGVR).Namespace(ns)
 	obj, err := res.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		u := &unstructured.Unstructured{Object: map[string]any{

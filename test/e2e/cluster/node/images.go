@@ -1,4 +1,4 @@
-package cluster
+package node
 
 // Images for the node, built offline: no registry can be reached from this
 // machine, so every image is built here with buildah (storage inside the
@@ -13,6 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/internal/proc"
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // Buildah runs buildah with the node's own storage (inside Dir) and returns
@@ -24,7 +27,7 @@ func (n *Node) Buildah(ctx context.Context, args ...string) (string, error) {
 		"--runroot", n.path("buildah", "run"),
 		"--storage-driver", "overlay",
 	}
-	return n.c.run(ctx, n.bins[BuildahBin], nil, "", append(global, args...)...)
+	return proc.Run(ctx, n.bins[BuildahBin], nil, "", append(global, args...)...)
 }
 
 // ImageFile is one file or folder of an image: host path Src copied to Dst.
@@ -81,7 +84,7 @@ func (n *Node) ImportImage(ctx context.Context, ref string) error {
 		return err
 	}
 	defer os.Remove(archive)
-	if _, err := n.c.run(ctx, n.bins[CtrBin], nil, "", "--address", n.ContainerdSocket, "--namespace", "k8s.io",
+	if _, err := proc.Run(ctx, n.bins[CtrBin], nil, "", "--address", n.ContainerdSocket, "--namespace", "k8s.io",
 		"images", "import", archive); err != nil {
 		return err
 	}
@@ -94,7 +97,7 @@ func (n *Node) ImportImage(ctx context.Context, ref string) error {
 // GoBinary builds a main package of this repository (e.g.
 // "./test/e2e/images/envnames") as a static binary into the node's folder.
 func (n *Node) GoBinary(ctx context.Context, pkg string) (string, error) {
-	root, err := RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +191,7 @@ func (n *Node) BaseImages(ctx context.Context) error {
 // mount, as BuildKit users add: it changes no output), and imports it. It
 // returns how long the build took.
 func (n *Node) BuildDockerfile(ctx context.Context, ref string, buildArgs map[string]string) (time.Duration, error) {
-	root, err := RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return 0, err
 	}

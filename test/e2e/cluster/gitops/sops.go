@@ -1,4 +1,4 @@
-package cluster
+package gitops
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // SOPSEncBin is test/tools/flux/sopsenc as test/tools/build.sh builds it: SOPS
@@ -52,7 +54,7 @@ func SOPSEncryptRegex(t testing.TB, recipient, inputType, encryptedRegex string,
 
 func runSOPSEnc(t testing.TB, stdin []byte, args ...string) []byte {
 	t.Helper()
-	bin, err := Tool(SOPSEncBin)
+	bin, err := tools.Tool(SOPSEncBin)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}

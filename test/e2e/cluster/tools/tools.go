@@ -1,4 +1,7 @@
-package cluster
+// Package tools finds what test/tools/build.sh (`make tools`) builds and
+// copies for the e2e tests: the tool binaries, the CRD bundles and upstream
+// manifests, and the repository they test.
+package tools
 
 import (
 	"errors"
@@ -71,7 +74,19 @@ func Tool(name string) (string, error) {
 	return p, nil
 }
 
-func crdFile(name string) (string, error) {
+// Upstream manifests test/tools/build.sh copies next to the CRD bundles
+// (CRDDir), from the modules' own sources in the Go module cache.
+const (
+	// ArgoCDInstallFile is Argo CD v2.14.21's manifests/install.yaml.
+	ArgoCDInstallFile = "argocd-install.yaml"
+	// ESOChartDir is ESO v0.20.4's deploy/charts/external-secrets (a folder).
+	ESOChartDir = "eso-chart"
+)
+
+// UpstreamPath returns the path of a file or folder build.sh copied into
+// CRDDir (ArgoCDInstallFile, ESOChartDir, the CRD bundles), or an error
+// telling how to get it.
+func UpstreamPath(name string) (string, error) {
 	p := filepath.Join(CRDDir(), name)
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("CRD bundle %s not found: run `make tools` (or test/tools/build.sh), "+

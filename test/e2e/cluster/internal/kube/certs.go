@@ -1,4 +1,7 @@
-package cluster
+// Package kube holds the Kubernetes plumbing the e2e control plane, its node
+// and its GitOps controllers share: the stack's throw-away certificate
+// authority, kubeconfigs for its identities, and multi-document YAML.
+package kube
 
 import (
 	"crypto/ecdsa"
@@ -16,15 +19,17 @@ import (
 	"time"
 )
 
-// certAuthority is a throw-away CA that signs the apiserver's serving
-// certificate and the client certificates of the stack.
-type certAuthority struct {
+// CA is a throw-away CA that signs the apiserver's serving certificate and
+// the client certificates of the stack.
+type CA struct {
+	// CertPEM is the CA's certificate.
+	CertPEM []byte
 	cert    *x509.Certificate
 	key     *ecdsa.PrivateKey
-	certPEM []byte
 }
 
-func newCA() (*certAuthority, error) {
+// NewCA makes a CA valid for a day.
+func NewCA() (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -46,17 +51,17 @@ func newCA() (*certAuthority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &certAuthority{cert: cert, key: key, certPEM: pemBlock("CERTIFICATE", der)}, nil
+	return &CA{cert: cert, key: key, CertPEM: pemBlock("CERTIFICATE", der)}, nil
 }
 
-// issue signs a leaf certificate. Serving certificates get the given IPs and
+// Issue signs a leaf certificate. Serving certificates get the given IPs and
 // DNS names; client certificates get CN=commonName and O=orgs (groups).
-func (ca *certAuthority) issue(commonName string, orgs []string, server bool, ips []net.IP, dns []string) (certPEM, keyPEM []byte, err error) {
-	return ca.issueUntil(commonName, orgs, server, ips, dns, time.Now().Add(24*time.Hour))
+func (ca *CA) Issue(commonName string, orgs []string, server bool, ips []net.IP, dns []string) (certPEM, keyPEM []byte, err error) {
+	return ca.IssueUntil(commonName, orgs, server, ips, dns, time.Now().Add(24*time.Hour))
 }
 
-// issueUntil is issue with the certificate's NotAfter.
-func (ca *certAuthority) issueUntil(commonName string, orgs []string, server bool, ips []net.IP, dns []string, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
+// IssueUntil is Issue with the certificate's NotAfter.
+func (ca *CA) IssueUntil(commonName string, orgs []string, server bool, ips []net.IP, dns []string, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -85,9 +90,9 @@ func (ca *certAuthority) issueUntil(commonName string, orgs []string, server boo
 	return pemBlock("CERTIFICATE", der), pemBlock("EC PRIVATE KEY", keyDER), nil
 }
 
-// writeServiceAccountKeys writes the RSA key pair the apiserver signs and
+// WriteServiceAccountKeys writes the RSA key pair the apiserver signs and
 // verifies service-account tokens with (and the controller-manager signs with).
-func writeServiceAccountKeys(dir string) (keyPath, pubPath string, err error) {
+func WriteServiceAccountKeys(dir string) (keyPath, pubPath string, err error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return "", "", err

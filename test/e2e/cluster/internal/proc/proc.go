@@ -1,4 +1,9 @@
-package cluster
+// Package proc runs the processes of the e2e stack (the control plane, the
+// node's daemons, the GitOps controllers, the agents, a test's helpers): each
+// in its own process group with its log file, stoppable and startable again;
+// it also waits for them to answer, finds free ports, and checks that none is
+// left behind.
+package proc
 
 import (
 	"bytes"
@@ -14,15 +19,18 @@ import (
 	"time"
 )
 
-// process is one child of the stack. It runs in its own process group so the
+// Process is one child of the stack. It runs in its own process group so the
 // whole group can be signalled, appends its stdout and stderr to a log file,
 // and can be stopped and started again with the same arguments.
-type process struct {
-	name    string
-	path    string
-	args    []string
-	env     []string
-	logPath string
+type Process struct {
+	// Name names it in messages; Path, Args and Env (added to this
+	// process's environment) are what it runs; LogPath receives its stdout
+	// and stderr (appended). Set them before Start; they are read-only after.
+	Name    string
+	Path    string
+	Args    []string
+	Env     []string
+	LogPath string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -31,26 +39,27 @@ type process struct {
 	pids    []int // every PID this process ever had, for the teardown check
 }
 
-func (p *process) start() error {
+// Start starts the process (again, after it exited).
+func (p *Process) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil && !isClosed(p.done) {
-		return fmt.Errorf("%s is already running (pid %d)", p.name, p.cmd.Process.Pid)
+		return fmt.Errorf("%s is already running (pid %d)", p.Name, p.cmd.Process.Pid)
 	}
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(logf, "==== %s: starting %s %s\n", time.Now().Format(time.RFC3339Nano), p.path, strings.Join(p.args, " "))
-	cmd := exec.Command(p.path, p.args...)
+	fmt.Fprintf(logf, "==== %s: starting %s %s\n", time.Now().Format(time.RFC3339Nano), p.Path, strings.Join(p.Args, " "))
+	cmd := exec.Command(p.Path, p.Args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Env = append(os.Environ(), p.Env...)
 	// Own process group (so SIGTERM/SIGKILL reach any grandchildren), and
 	// SIGKILL if the test binary dies without running its teardown.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
+		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	done := make(chan struct{})
 	p.cmd, p.done = cmd, done
@@ -67,8 +76,8 @@ func (p *process) start() error {
 	return nil
 }
 
-// exited reports whether the process was started and has exited since.
-func (p *process) exited() (bool, error) {
+// Exited reports whether the process was started and has exited since.
+func (p *Process) Exited() (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd == nil {
@@ -80,9 +89,9 @@ func (p *process) exited() (bool, error) {
 	return false, nil
 }
 
-// stop sends SIGTERM to the process group, waits up to grace, then SIGKILLs
+// Stop sends SIGTERM to the process group, waits up to grace, then SIGKILLs
 // the group. It returns once the process has been reaped.
-func (p *process) stop(grace time.Duration) {
+func (p *Process) Stop(grace time.Duration) {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
@@ -116,9 +125,9 @@ func waitGroupGone(pgid int, timeout time.Duration) {
 	}
 }
 
-// kill SIGKILLs the process group at once (a crash) and waits until the
+// Kill SIGKILLs the process group at once (a crash) and waits until the
 // process has been reaped.
-func (p *process) kill() {
+func (p *Process) Kill() {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
@@ -130,7 +139,8 @@ func (p *process) kill() {
 	waitGroupGone(cmd.Process.Pid, 5*time.Second)
 }
 
-func (p *process) pid() int {
+// PID is the running process's ID (0 when not running).
+func (p *Process) PID() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd == nil || isClosed(p.done) {
@@ -139,7 +149,8 @@ func (p *process) pid() int {
 	return p.cmd.Process.Pid
 }
 
-func (p *process) allPIDs() []int {
+// AllPIDs lists every PID the process ever had, for the teardown check.
+func (p *Process) AllPIDs() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]int(nil), p.pids...)
@@ -154,8 +165,8 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// freePorts asks the kernel for n distinct free TCP ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
+// FreePorts asks the kernel for n distinct free TCP ports on 127.0.0.1.
+func FreePorts(n int) ([]int, error) {
 	// Hold all listeners until every port is chosen, so they are distinct.
 	var ls []net.Listener
 	defer func() {
@@ -175,8 +186,8 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// tailFile returns the last n lines of a file (or an error note).
-func tailFile(path string, n int) string {
+// TailFile returns the last n lines of a file (or an error note).
+func TailFile(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
@@ -189,11 +200,11 @@ func tailFile(path string, n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// leftoverProcesses scans /proc (as `pgrep -f` does) for processes whose
+// Leftovers scans /proc (as `pgrep -f` does) for processes whose
 // command line mentions marker, whose PID is one of pids, or whose process
 // group is one of pids (our children are all group leaders). It ignores the
 // calling process.
-func leftoverProcesses(marker string, pids []int) []string {
+func Leftovers(marker string, pids []int) []string {
 	want := map[int]bool{}
 	for _, p := range pids {
 		want[p] = true
