@@ -29,93 +29,27 @@ type Page struct {
 
 func (p Page) String() string { return p.Alert + " " + p.Object }
 
-// Grade returns the page-grade findings of one scrape, as the rules with
-// `severity: critical` in alerts/driftwatch.rules.yaml select them (the
-// consumer joins included), with the series that make each.
-//
-// A series is page-grade only when its family's catalog declaration
-// (finding.Catalog: the severity declared once, next to the metric) makes it
-// critical; the consumer joins of the two consumer pages are the rules'. The
-// real Prometheus → Alertmanager chain of the corpus tests is the primary oracle.
+// Grade returns the page-grade findings of one scrape: the pages the rules
+// with `severity: critical` in alerts/driftwatch.rules.yaml fire (their joins
+// included), read from the rules file itself (PageRules), with the series that
+// make each. A series its family's catalog declaration makes critical that no
+// such rule selects counts as a page of its own ("critical <metric>") rather
+// than pass unseen. It panics when the rules file holds a critical finding
+// rule it cannot read (PageRules' test fails first).
 func Grade(series []scrape.Series) map[Page][]scrape.Series {
+	rules, err := PageRules()
+	if err != nil {
+		panic("pages: " + err.Error())
+	}
 	out := map[Page][]scrape.Series{}
-	type nsSecret struct{ ns, secret string }
-	// Consumed (the "and on (namespace, secret) (...)" of the two consumer pages).
-	consumed := map[nsSecret]bool{}
+	for i := range rules {
+		rules[i].evaluate(series, out)
+	}
+	covered := coveredFamilies(rules)
 	for _, s := range series {
-		k := nsSecret{s.Labels["namespace"], s.Labels["secret"]}
-		switch s.Name {
-		case "driftwatch_secret_missing_key_consumer_pods", "driftwatch_secret_short_consumer_pods":
-			if s.Value > 0 {
-				consumed[k] = true
-			}
-		}
-	}
-	sourcePod := func(name string) map[nsSecret]bool {
-		m := map[nsSecret]bool{}
-		for _, s := range series {
-			if s.Name == name && s.Labels["source"] == "pod" {
-				m[nsSecret{s.Labels["namespace"], s.Labels["secret"]}] = true
-			}
-		}
-		return m
-	}
-	missingFromPod := sourcePod("driftwatch_secret_missing_keys")
-	absentFromPod := sourcePod("driftwatch_secret_absent")
-	// The "unless on (namespace, kind, name) truncated_patch" of the synced
-	// entries page.
-	truncated := map[string]bool{}
-	for _, s := range series {
-		if s.Name == "driftwatch_last_applied_truncated" && s.Labels["cause"] == "truncated_patch" && s.Value > 0 {
-			truncated[s.Labels["kind"]+" "+s.Labels["namespace"]+"/"+s.Labels["name"]] = true
-		}
-	}
-	for _, s := range series {
-		if !Critical(s) {
-			continue
-		}
-		ns := s.Labels["namespace"]
-		k := nsSecret{ns, s.Labels["secret"]}
-		var p Page
-		switch {
-		case s.Name == "driftwatch_secret_missing_keys" && s.Value > 0 && (consumed[k] || missingFromPod[k]):
-			p = Page{"DriftwatchSecretMissingKeyConsumed", ns + "/" + k.secret}
-		case s.Name == "driftwatch_secret_absent" && s.Value > 0 && (consumed[k] || absentFromPod[k]):
-			p = Page{"DriftwatchSecretAbsentConsumed", ns + "/" + k.secret}
-		case s.Name == "driftwatch_externalsecret_ready_but_short" && s.Value > 0:
-			p = Page{"DriftwatchExternalSecretReadyButShort", ns + "/" + s.Labels["externalsecret"]}
-		case s.Name == "driftwatch_secret_flapping" && s.Value > 0:
-			p = Page{"DriftwatchSecretFlapping", ns + "/" + k.secret}
-		case s.Name == "driftwatch_last_applied_truncated" && s.Value > 0:
-			p = Page{"DriftwatchLastAppliedTruncated", s.Labels["kind"] + " " + ns + "/" + s.Labels["name"]}
-		case s.Name == "driftwatch_argocd_ignore_list_trap" && s.Value > 0:
-			p = Page{"DriftwatchArgoCDIgnoreListTrap", ns + "/" + s.Labels["application"]}
-		case s.Name == "driftwatch_gitops_synced_entries_missing" && s.Value > 0:
-			obj := s.Labels["kind"] + " " + ns + "/" + s.Labels["name"]
-			if truncated[obj] {
-				continue // DriftwatchLastAppliedTruncated pages for it
-			}
-			p = Page{"DriftwatchGitOpsSyncedEntriesMissing", obj}
-		case s.Name == "driftwatch_secret_missing_keys" || s.Name == "driftwatch_secret_missing_key" || s.Name == "driftwatch_secret_absent" || s.Value == 0:
-			continue // not consumed: the consumer pages do not fire
-		default:
-			// A critical family this classifier does not know yet: count it as
-			// a page rather than let it pass unseen.
-			p = Page{"critical " + s.Name, ns}
-		}
-		out[p] = append(out[p], s)
-	}
-	// The consumer series that joined in, for the report.
-	for p := range out {
-		switch p.Alert {
-		case "DriftwatchSecretMissingKeyConsumed", "DriftwatchSecretAbsentConsumed":
-			ns, secret, _ := strings.Cut(p.Object, "/")
-			for _, s := range series {
-				if (s.Name == "driftwatch_secret_missing_key_consumer_pods" || s.Name == "driftwatch_secret_short_consumer_pods") &&
-					s.Labels["namespace"] == ns && s.Labels["secret"] == secret {
-					out[p] = append(out[p], s)
-				}
-			}
+		if Critical(s) && s.Value > 0 && !covered[s.Name] {
+			p := Page{"critical " + s.Name, s.Labels["namespace"]}
+			out[p] = append(out[p], s)
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
 )
 
@@ -70,6 +71,15 @@ func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
 				s("driftwatch_gitops_synced_entries_missing", 1, "namespace", "a", "kind", "Secret", "name", "s", "source", "argocd"),
 			},
 			[]string{"DriftwatchGitOpsSyncedEntriesMissing ExternalSecret a/e", "DriftwatchLastAppliedTruncated ExternalSecret a/t"}},
+		{"Flux skips an object whose Git entries never ship: page",
+			[]scrape.Series{s("driftwatch_flux_never_updated", 1, "namespace", "a", "kind", "Secret", "name", "db",
+				"kustomization_namespace", "flux-system", "kustomization", "apps", "reason", "ssa_if_not_present", "set_in", "git")},
+			[]string{"DriftwatchFluxNeverUpdated Secret a/db"}},
+		{"Flux ignore trap: biting pages, not biting warns",
+			[]scrape.Series{
+				s("driftwatch_flux_ignore_trap", 1, "namespace", "flux-system", "kustomization", "apps", "kind", "Secret", "path", "/data", "biting", "true"),
+				s("driftwatch_flux_ignore_trap", 1, "namespace", "flux-system", "kustomization", "infra", "kind", "Secret", "path", "/data", "biting", "false"),
+			}, []string{"DriftwatchFluxIgnoreTrap flux-system/apps"}},
 		{"a waiting sync is info",
 			[]scrape.Series{s("driftwatch_secret_key_pending_sync", 1, "namespace", "a", "secret", "s", "key", "k", "source", "argocd")}, nil},
 		{"warnings never page",
@@ -86,6 +96,58 @@ func TestPageGradeFollowsTheCriticalRules(t *testing.T) {
 		sort.Strings(got)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: pages %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The classifier is the rules file: every critical rule that selects a finding
+// family is read (none falls outside the subset), and every family the
+// catalog makes critical is what one of them aggregates, so no critical
+// family falls to the "critical <metric>" default.
+func TestPageRulesAreTheRulesFile(t *testing.T) {
+	rs, err := PageRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rs {
+		names = append(names, r.alert)
+	}
+	covered := coveredFamilies(rs)
+	sort.Strings(names)
+	want := []string{"DriftwatchArgoCDIgnoreListTrap", "DriftwatchExternalSecretReadyButShort", "DriftwatchFluxIgnoreTrap",
+		"DriftwatchFluxNeverUpdated", "DriftwatchGitOpsSyncedEntriesMissing", "DriftwatchLastAppliedTruncated",
+		"DriftwatchSecretAbsentConsumed", "DriftwatchSecretFlapping", "DriftwatchSecretMissingKeyConsumed"}
+	if !slices.Equal(names, want) {
+		t.Errorf("critical finding rules read: %q\nwant %q", names, want)
+	}
+	for _, f := range finding.Catalog() {
+		if f.Kind != finding.KindFinding || f.LintOnly {
+			continue
+		}
+		critical := f.Severity == finding.SevCritical
+		if f.SeverityBy != nil {
+			for _, sev := range f.SeverityBy.Values {
+				critical = critical || sev == finding.SevCritical
+			}
+		}
+		if critical && !covered[f.Name] {
+			t.Errorf("%s can be critical but no critical rule aggregates it (or what it restates)", f.Name)
+		}
+	}
+}
+
+// An expression outside the subset is refused, not half read.
+func TestPageRuleParserRefusesWhatItCannotRead(t *testing.T) {
+	for _, expr := range []string{
+		`sum by (namespace) (rate(driftwatch_secret_flapping[5m])) > 0`,
+		`max by (namespace, secret) (driftwatch_secret_flapping{job="driftwatch"})`,
+		`max by (namespace, secret) (driftwatch_secret_flapping > 0) and on (namespace) driftwatch_no_such_metric`,
+		`max by (namespace, secret) (driftwatch_secret_flapping > 0) * 2`,
+		`max by (namespace, secret) (driftwatch_secret_flapping{secret=~"a.*"} > 0)`,
+	} {
+		if _, err := parseExpr(expr); err == nil {
+			t.Errorf("%s: read", expr)
 		}
 	}
 }
