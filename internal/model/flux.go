@@ -1,7 +1,6 @@
 package model
 
 import (
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -125,21 +124,22 @@ func (*FluxSource) GetObjectKind() schema.ObjectKind         { return schema.Emp
 func (k *FluxKustomization) DeepCopyObject() kruntime.Object { return k }
 func (s *FluxSource) DeepCopyObject() kruntime.Object        { return s }
 
-// fluxState holds the Flux records and the builds. Like argoDesired it has its
-// own lock and generation (a field of the Store, written under its own lock); the store's
-// read lock and this lock are never held in the opposite order.
+// fluxState holds the Flux records (Kustomizations, sources); their builds are
+// in the one desired-state store (desired.go). Like it, it has its own lock
+// and generation (a field of the Store, written under its own lock); the
+// store's read lock and this lock are never held in the opposite order, and
+// the two are never held together.
 type fluxState struct {
 	mu      sync.RWMutex
 	ks      map[Ref]*FluxKustomization
 	sources map[srcKey]*FluxSource
-	desired map[Ref]*FluxDesired
 	gen     uint64
 }
 
 type srcKey struct{ kind, ns, name string }
 
 func newFluxState() *fluxState {
-	return &fluxState{ks: map[Ref]*FluxKustomization{}, sources: map[srcKey]*FluxSource{}, desired: map[Ref]*FluxDesired{}}
+	return &fluxState{ks: map[Ref]*FluxKustomization{}, sources: map[srcKey]*FluxSource{}}
 }
 
 // flux is the Store's Flux state (made with the Store).
@@ -158,10 +158,11 @@ func (s *Store) UpsertKustomization(k *FluxKustomization) {
 func (s *Store) DeleteKustomization(ns, name string) {
 	f := s.flux()
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	delete(f.ks, refOf(ns, name))
-	delete(f.desired, refOf(ns, name))
 	f.gen++
+	f.mu.Unlock()
+	r := refOf(ns, name)
+	s.forgetFlux(&r)
 }
 
 // UpsertFluxSource records a source.
@@ -184,13 +185,15 @@ func (s *Store) DeleteFluxSource(kind, ns, name string) {
 
 // ClearFlux drops every record of a Flux resource (its CRD went away).
 func (s *Store) ClearFlux(r Resource) {
+	if r == ResKustomizations {
+		s.forgetFlux(nil)
+	}
 	f := s.flux()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch r {
 	case ResKustomizations:
 		f.ks = map[Ref]*FluxKustomization{}
-		f.desired = map[Ref]*FluxDesired{}
 	default:
 		for k := range f.sources {
 			if sourceResource(k.kind) == r {
@@ -217,30 +220,6 @@ func sourceResource(kind string) Resource {
 		return ResExternalArtifacts
 	}
 	return ""
-}
-
-// SetFluxDesired records the build of a Kustomization (nil forgets it).
-func (s *Store) SetFluxDesired(ks Ref, d *FluxDesired) {
-	f := s.flux()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if d == nil {
-		delete(f.desired, ks)
-	} else {
-		cp := *d
-		cp.Kustomization = ks
-		// Each object is stamped with the Kustomization and the revision
-		// built (a build may be shared by several Kustomizations: the
-		// caller's slice is not written).
-		cp.Objects = make([]Declared, len(d.Objects))
-		for i, o := range d.Objects {
-			o.Source = SourceRef{Kind: SourceKustomization, Namespace: ks.Namespace, Name: ks.Name}
-			o.Revision = d.Revision
-			cp.Objects[i] = o
-		}
-		f.desired[ks] = &cp
-	}
-	f.gen++
 }
 
 func (f *fluxState) generation() uint64 {
@@ -294,31 +273,6 @@ func (v View) FluxSourceOf(k *FluxKustomization) (*FluxSource, bool) {
 	defer f.mu.RUnlock()
 	s, ok := f.sources[srcKey{k.SourceKind, k.SourceNamespace, k.SourceName}]
 	return s, ok
-}
-
-// FluxDesiredOf returns the build recorded for a Kustomization.
-func (v View) FluxDesiredOf(ns, name string) (*FluxDesired, bool) {
-	f := v.s.flux()
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	d, ok := f.desired[refOf(ns, name)]
-	return d, ok
-}
-
-// FluxNamespaces lists the namespaces of the objects Kustomizations' builds
-// declare (they may hold nothing yet: an expected Secret is absent).
-func (v View) FluxNamespaces() []string {
-	f := v.s.flux()
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	var out []string
-	for _, d := range f.desired {
-		for _, o := range d.Objects {
-			out = append(out, o.Namespace)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // Manages reports whether the Kustomization's inventory holds the object.

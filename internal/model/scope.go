@@ -46,16 +46,16 @@ func (s *Store) touchAll() {
 
 // Generation is a namespace's change stamp and the global one: a result computed
 // for the namespace is current as long as both are unchanged.
-type Generation struct{ Namespace, Global, ArgoDesired, Flux uint64 }
+type Generation struct{ Namespace, Global, Declared, Flux uint64 }
 
 // Generation returns namespace ns's current generation. Read it before computing
-// from the view: the Argo CD desired state changes without the store's lock.
+// from the view: the desired state (Argo CD, Flux) changes without the store's lock.
 func (v View) Generation(ns string) Generation {
-	desired := v.s.argoDesired().generation()
+	desired := v.s.declared().generation()
 	flux := v.s.flux().generation()
 	v.s.nsMu.Lock() // Namespaces prunes gens.ns under it while other readers may run
 	defer v.s.nsMu.Unlock()
-	return Generation{Namespace: v.s.gens.ns[ns], Global: v.s.gens.global, ArgoDesired: desired, Flux: flux}
+	return Generation{Namespace: v.s.gens.ns[ns], Global: v.s.gens.global, Declared: desired, Flux: flux}
 }
 
 // Namespaces lists, sorted, every namespace a per-namespace detector may report
@@ -65,7 +65,7 @@ func (v View) Generation(ns string) Generation {
 // (their expected Secrets are absent). A namespace that empties is dropped, and
 // its generation with it: memory follows the namespaces that exist.
 func (v View) Namespaces() []string {
-	desiredGen := v.s.argoDesired().generation() + v.s.flux().generation()<<32
+	desiredGen := v.s.declared().generation() + v.s.flux().generation()<<32
 	fluxNS := v.FluxNamespaces()
 	v.s.nsMu.Lock()
 	defer v.s.nsMu.Unlock()

@@ -63,9 +63,10 @@ type Store struct {
 	// history holds what only a watch can see: observed data changes.
 	history *History
 
-	// desired (desired.go) and fluxState (flux.go) keep their own locks and
-	// generations: they are written without the store's lock.
-	desired   *argoDesired
+	// desired (desired.go: the one desired-state store, what every source
+	// declares) and fluxState (flux.go: Kustomizations and sources) keep their
+	// own locks and generations: they are written without the store's lock.
+	desired   *declaredStore
 	fluxState *fluxState
 
 	// The big maps' values in key order, rebuilt only after an insert or delete:
@@ -81,7 +82,7 @@ type Store struct {
 	deployed sortedList[*HelmRelease]
 	nsMu     sync.Mutex
 	nsList   []string
-	// nsListDesired is the Argo CD desired-state generation nsList was built at.
+	// nsListDesired is the desired-state and Flux generation nsList was built at.
 	nsListDesired uint64
 }
 
@@ -141,7 +142,7 @@ func NewStore(h *History) *Store {
 		h = NewHistory(HistoryOptions{})
 	}
 	return &Store{
-		desired:      newArgoDesired(),
+		desired:      newDeclaredStore(),
 		fluxState:    newFluxState(),
 		secrets:      map[Ref]*Secret{},
 		pods:         map[Ref]*Pod{},
