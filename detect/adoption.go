@@ -86,7 +86,7 @@ func UnsafeExternalSecrets(v model.View, avail model.Availability) []Unsafe {
 		if withSecrets {
 			target, _ = v.Secret(e.Namespace, e.Target)
 		}
-		if !ESWritesTarget(e) {
+		if !e.WritesTarget() {
 			continue
 		}
 		if e.CreationPolicy == "Owner" && target != nil && ownerOverExisting(e, target) {
@@ -168,7 +168,7 @@ func namedKeys(v model.View, avail model.Availability) (map[model.Ref]map[string
 	// still names keys.
 	for _, e := range v.ExternalSecrets() {
 		r := ref(e.Namespace, e.Target)
-		put(r, ESExpectedKeys(e)...)
+		put(r, e.WrittenKeys()...)
 		put(r, e.ExpectedKeys...)
 		if len(e.ExpectedKeys) > 0 {
 			declared[r] = true

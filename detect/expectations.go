@@ -120,18 +120,6 @@ func PodActive(p *model.Pod) bool {
 	return p.Phase != "Succeeded" && p.Phase != "Failed" && !p.Terminating
 }
 
-// ESExpectedKeys returns the keys an ExternalSecret writes into its target
-// (model.ESWrites.WrittenKeys): with a template that renders data
-// (template.data or templateFrom) and the default mergePolicy Replace, only the
-// rendered keys; otherwise spec.data keys and rendered keys.
-func ESExpectedKeys(e *model.ExternalSecret) []string { return e.WrittenKeys() }
-
-// ESWritesTarget reports whether ESO writes the ExternalSecret's target at all
-// (model.ESWrites.WritesTarget): with creationPolicy None it creates and
-// updates nothing and still reports Ready=True SecretSynced, so neither the
-// target's existence nor its keys are the ExternalSecret's to expect.
-func ESWritesTarget(e *model.ExternalSecret) bool { return e.WritesTarget() }
-
 // Expectations gathers every expectation from the sources that are available.
 func Expectations(v model.View, avail model.Availability) []Expectation {
 	np, ns, ne := v.Sizes()
@@ -194,8 +182,8 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 					set.add(e.Namespace, e.Target, key, src, false, c)
 				}
 			}
-			if ESWritesTarget(e) && !emptied {
-				keys := ESExpectedKeys(e)
+			if e.WritesTarget() && !emptied {
+				keys := e.WrittenKeys()
 				if len(keys) == 0 {
 					add("", SourceExternalSecret)
 				}

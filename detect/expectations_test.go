@@ -247,7 +247,7 @@ func TestExpectations(t *testing.T) {
 	}
 }
 
-func TestESExpectedKeys(t *testing.T) {
+func TestWrittenKeys(t *testing.T) {
 	tests := []struct {
 		name string
 		e    *model.ExternalSecret
@@ -262,18 +262,18 @@ func TestESExpectedKeys(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ESExpectedKeys(tc.e)
+			got := tc.e.WrittenKeys()
 			if !sameSlice(got, tc.want) {
-				t.Errorf("ESExpectedKeys = %q, want %q", got, tc.want)
+				t.Errorf("WrittenKeys = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	// The result must not alias the record (records are shared and immutable).
 	e := mt.ES("n", "e", mt.ESTemplate("", "X", "Y"))
-	got := ESExpectedKeys(e)
+	got := e.WrittenKeys()
 	got[0] = "mutated"
 	if !reflect.DeepEqual(e.TemplateKeys, []string{"X", "Y"}) {
-		t.Errorf("ESExpectedKeys aliased the record: TemplateKeys = %q", e.TemplateKeys)
+		t.Errorf("WrittenKeys aliased the record: TemplateKeys = %q", e.TemplateKeys)
 	}
 }
 

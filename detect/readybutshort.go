@@ -37,13 +37,13 @@ func ReadyButShortES(v model.View, avail model.Availability) []ReadyButShort {
 	}
 	var out []ReadyButShort
 	for _, e := range v.ExternalSecrets() {
-		if e.DecodeErr != "" || e.Ready.Status != "True" || !ESWritesTarget(e) || e.Deleting || ESEmptiedOnPurpose(v, e) {
+		if e.DecodeErr != "" || e.Ready.Status != "True" || !e.WritesTarget() || e.Deleting || ESEmptiedOnPurpose(v, e) {
 			// creationPolicy None: Ready says nothing about a Secret ESO never
 			// writes; one being deleted expects nothing; a target ESO deleted or
 			// emptied as its deletionPolicy says is not short.
 			continue
 		}
-		expected := unionKeys(ESExpectedKeys(e), e.ExpectedKeys)
+		expected := unionKeys(e.WrittenKeys(), e.ExpectedKeys)
 		atLeastOne := func(n int) int {
 			if n < 1 {
 				return 1

@@ -11,7 +11,7 @@ import (
 
 // ESO (v0.20.4, externalsecret_controller_template.go) writes spec.data keys only
 // when the template renders nothing or mergePolicy is Merge.
-func TestESExpectedKeysTemplateSemantics(t *testing.T) {
+func TestWrittenKeysTemplateSemantics(t *testing.T) {
 	cases := []struct {
 		name string
 		es   model.ExternalSecret
@@ -24,7 +24,7 @@ func TestESExpectedKeysTemplateSemantics(t *testing.T) {
 		{"templateFrom with unknowable keys, Replace", model.ExternalSecret{ESWrites: model.ESWrites{DataKeys: []string{"a"}, HasTemplate: true, TemplateRendersData: true}}, nil},
 	}
 	for _, c := range cases {
-		got := ESExpectedKeys(&c.es)
+		got := c.es.WrittenKeys()
 		if len(got) == 0 && len(c.want) == 0 {
 			continue
 		}

@@ -16,7 +16,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/driftwatch/driftwatch/detect"
 	"github.com/driftwatch/driftwatch/finding"
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/flux/build"
@@ -684,7 +683,7 @@ func (e *evaluation) namespace(d *Doc) {
 // the Secrets, pods and ExternalSecrets into the model.
 func (e *evaluation) promises() {
 	for _, x := range e.ess {
-		if !detect.ESWritesTarget(x.rec) {
+		if !x.rec.WritesTarget() {
 			continue
 		}
 		r := model.Ref{Namespace: x.rec.Namespace, Name: x.rec.Target}
@@ -702,7 +701,7 @@ func (e *evaluation) promises() {
 		var ignore []string
 		merge := true
 		for _, w := range writers {
-			for _, k := range detect.ESExpectedKeys(w.rec) {
+			for _, k := range w.rec.WrittenKeys() {
 				keys = append(keys, model.KeyEntry{Name: k})
 			}
 			if w.open != "" && e.open[r] == "" {

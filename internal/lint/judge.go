@@ -180,7 +180,7 @@ func (e *evaluation) provided(ref model.Ref) string {
 		parts = append(parts, fmt.Sprintf("its manifest has %s", keyList(s.rec.Keys.Names())))
 	}
 	for _, w := range e.written[ref] {
-		parts = append(parts, fmt.Sprintf("ExternalSecret %s writes %s", w.rec.Name, keyList(detect.ESExpectedKeys(w.rec))))
+		parts = append(parts, fmt.Sprintf("ExternalSecret %s writes %s", w.rec.Name, keyList(w.rec.WrittenKeys())))
 	}
 	if len(parts) == 0 {
 		return ""

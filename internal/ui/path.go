@@ -161,7 +161,7 @@ func buildPath(v model.View, ns, name string, fs []finding.Finding) Path {
 	seenStore := map[[3]string]bool{}
 	for _, e := range v.ExternalSecretsTargeting(ns, name) {
 		n := ESNode{Name: e.Name, StoreKind: e.StoreKind, StoreName: e.StoreName, Ready: e.Ready.Status,
-			Reason: e.Ready.Reason, CreationPolicy: e.CreationPolicy, Expected: detect.ESExpectedKeys(e),
+			Reason: e.Ready.Reason, CreationPolicy: e.CreationPolicy, Expected: e.WrittenKeys(),
 			Findings: esFindings[e.Name]}
 		n.Broken = len(n.Findings) > 0 || missingFrom("externalsecret")
 		p.ExternalSecrets = append(p.ExternalSecrets, n)
