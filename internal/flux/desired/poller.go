@@ -19,8 +19,9 @@ import (
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-// Store is what the poller reads and writes (model.Store).
-type Store interface {
+// Sink is what the poller reads and writes (model.Store), as apiclient.Sink is
+// the Argo CD poller's.
+type Sink interface {
 	Read(fn func(v model.View))
 	SetFluxDesired(ks model.Ref, d *model.FluxDesired)
 }
@@ -98,7 +99,7 @@ func (p *Poller) Refusals() map[string]uint64 {
 }
 
 // Run polls until ctx ends.
-func (p *Poller) Run(ctx context.Context, s Store) {
+func (p *Poller) Run(ctx context.Context, s Sink) {
 	if p.Interval <= 0 {
 		p.Interval = DefaultPollInterval
 	}
@@ -142,7 +143,7 @@ func (p *Poller) init() {
 }
 
 // Round brings every Kustomization's build up to date once.
-func (p *Poller) Round(ctx context.Context, s Store) {
+func (p *Poller) Round(ctx context.Context, s Sink) {
 	p.init()
 	if p.Available != nil && !p.Available(model.ResKustomizations) {
 		return
