@@ -289,7 +289,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	// The Argo CD API collector is registered only with --argocd-server.
 	ch := make(chan *prometheus.Desc, 256)
-	for _, c := range []prometheus.Collector{&collectors.Findings{}, &collectors.Self{}, collectors.NewArgoCDAPI(nil), collectors.NewFluxArtifacts(nil)} {
+	for _, c := range []prometheus.Collector{&collectors.Findings{}, &collectors.Self{}, collectors.NewArgoCDAPI(nil), collectors.NewFluxArtifacts(nil), collectors.NewDesiredSources()} {
 		c.Describe(ch)
 	}
 	close(ch)
