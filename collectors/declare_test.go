@@ -39,13 +39,13 @@ func TestEveryFindingFamilyDeclaresItsText(t *testing.T) {
 	}
 }
 
-// TestEveryFindingFamilyHasADashboardClass: each finding family that restates
+// TestEveryFindingFamilyHasADashboardPanel: each finding family that restates
 // no other is a class of the overview dashboard ("Findings by class",
 // "Findings by namespace"), by its own Panel or by that of a family restating
 // it (the count form of missing keys), or says in NoPanel why it is not. A
 // class counts the objects whose series are above 0 now, so it is a gauge of
 // the current state; titles are distinct.
-func TestEveryFindingFamilyHasADashboardClass(t *testing.T) {
+func TestEveryFindingFamilyHasADashboardPanel(t *testing.T) {
 	panelOf := map[string][]string{} // listed family -> families showing it
 	titles := map[string]string{}
 	for _, f := range append(finding.Catalog(), finding.LintFamilies()...) {
@@ -79,7 +79,7 @@ func TestEveryFindingFamilyHasADashboardClass(t *testing.T) {
 		n++
 		switch by := panelOf[f.Name]; {
 		case len(by) == 0 && f.NoPanel == "":
-			t.Errorf("%s: no dashboard class: declare Panel (the overview's title for it, then DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestDashboardClassesAreGenerated and go generate in dashboards/) or NoPanel (why the overview does not count it)", f.Name)
+			t.Errorf("%s: no overview panel: declare Panel (the overview's title for it, then DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestDashboardPanelsAreGenerated and go generate in dashboards/) or NoPanel (why the overview does not count it)", f.Name)
 		case len(by) > 1:
 			t.Errorf("%s: shown by %d dashboard classes (%v): the overview would count its objects more than once", f.Name, len(by), by)
 		case len(by) == 1 && f.NoPanel != "":

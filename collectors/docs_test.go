@@ -157,17 +157,18 @@ func metricsTxt() string {
 	return b.String()
 }
 
-// dashboards/classes.txt, the overview dashboard's failure classes, is
+// dashboards/panels.txt, the overview dashboard's panels (each family's
+// Panel, not its Class: the failure class of the README and agent check), is
 // generated from the catalog (each family's Panel; DRIFTWATCH_UPDATE_DOCS=1
 // rewrites it). The dashboards module embeds it: it cannot import the
 // collectors (client_golang and the model would come with them).
-func TestDashboardClassesAreGenerated(t *testing.T) {
-	const path = "../dashboards/classes.txt"
+func TestDashboardPanelsAreGenerated(t *testing.T) {
+	const path = "../dashboards/panels.txt"
 	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := classesTxt()
+	want := panelsTxt()
 	if string(got) == want {
 		return
 	}
@@ -178,24 +179,25 @@ func TestDashboardClassesAreGenerated(t *testing.T) {
 		t.Logf("wrote %s: now run `go generate` in dashboards/ (it rewrites the dashboards and the chart's copies)", path)
 		return
 	}
-	t.Errorf("dashboards/classes.txt is out of date with the catalog; run DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestDashboardClassesAreGenerated, then `go generate` in dashboards/\n got:\n%s\nwant:\n%s", got, want)
+	t.Errorf("dashboards/panels.txt is out of date with the catalog; run DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestDashboardPanelsAreGenerated, then `go generate` in dashboards/\n got:\n%s\nwant:\n%s", got, want)
 }
 
-// classesTxt lists the families with a dashboard class in the docs' class
+// panelsTxt lists the families with an overview panel in the docs' class
 // order (finding.Classes: the pages first), then in declaration order.
-func classesTxt() string {
+func panelsTxt() string {
 	var b strings.Builder
 	b.WriteString(`# GENERATED from the catalog (the Panel of each family, declared in
 # collectors/<detector>.go) by go test ./collectors -run
-# TestDashboardClassesAreGenerated; DRIFTWATCH_UPDATE_DOCS=1 rewrites it, then
+# TestDashboardPanelsAreGenerated; DRIFTWATCH_UPDATE_DOCS=1 rewrites it, then
 # go generate in dashboards/ rewrites the dashboards. Do not edit by hand.
 #
-# The failure classes of the overview dashboard ("Findings by class",
-# "Findings by namespace"), in panel order. One class per line:
+# The panels of the overview dashboard ("Findings by class", "Findings by
+# namespace"), in order: each family's Panel, not its Class (the failure class
+# of the README tables and agent check). One panel per line:
 #
 #   METRIC  TITLE
 #
-# A class counts the objects whose METRIC series is above 0.
+# A panel counts the objects whose METRIC series is above 0.
 
 `)
 	var fams []*finding.Family

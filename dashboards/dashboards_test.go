@@ -400,10 +400,10 @@ func TestEveryQuerySelectsTheCluster(t *testing.T) {
 	}
 }
 
-// The overview's classes are those of classes.txt (generated from the agent's
+// The overview's classes are those of panels.txt (generated from the agent's
 // catalog), each a finding metric, in the file's order, in both class panels.
 func TestClassesDriveTheOverview(t *testing.T) {
-	classes, err := parseClasses(classesTxt)
+	classes, err := parsePanels(panelsTxt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,12 +471,12 @@ func TestParseClassesRejects(t *testing.T) {
 		"driftwatch_a {{namespace}}\n",
 		"driftwatch_a $namespace\n",
 	} {
-		if cs, err := parseClasses(in); err == nil {
-			t.Errorf("parseClasses(%q) = %v, want an error", in, cs)
+		if cs, err := parsePanels(in); err == nil {
+			t.Errorf("parsePanels(%q) = %v, want an error", in, cs)
 		}
 	}
-	cs, err := parseClasses("# c\n\ndriftwatch_a   missing keys\ndriftwatch_b Ready but short\n")
+	cs, err := parsePanels("# c\n\ndriftwatch_a   missing keys\ndriftwatch_b Ready but short\n")
 	if err != nil || len(cs) != 2 || cs[0] != (class{"missing keys", "driftwatch_a"}) || cs[1] != (class{"Ready but short", "driftwatch_b"}) {
-		t.Errorf("parseClasses: %v, %v", cs, err)
+		t.Errorf("parsePanels: %v, %v", cs, err)
 	}
 }

@@ -95,7 +95,7 @@ type Family struct {
 	// a finding of that class. A finding family that restates none declares
 	// it, or a family restating it does (the count form of missing keys, which
 	// also exists with --no-key-label), or NoPanel says why it has none
-	// (TestEveryFindingFamilyHasADashboardClass). dashboards/classes.txt is
+	// (TestEveryFindingFamilyHasADashboardPanel). dashboards/panels.txt is
 	// generated from it.
 	Panel string
 	// NoPanel says why a finding family has no overview class (a counter of
