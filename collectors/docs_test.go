@@ -3,6 +3,7 @@ package collectors
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -211,4 +212,36 @@ func panelsTxt() string {
 		fmt.Fprintf(&b, "%-52s %s\n", f.Name, f.Panel)
 	}
 	return b.String()
+}
+
+// The README's "Silencing a detector" names every detector driftwatch.io/ignore
+// takes: the registry's names (what driftwatch_detector_enabled{detector}
+// exports), no more, no fewer.
+func TestREADMENamesEveryDetector(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	const from, to = "`driftwatch_detector_enabled{detector}`:", "The former name"
+	i := strings.Index(s, from)
+	j := strings.Index(s, to)
+	if i < 0 || j < i {
+		t.Fatalf("README: the list between %q and %q is gone", from, to)
+	}
+	var listed []string
+	for _, part := range strings.Split(s[i+len(from):j], "`")[1:] {
+		if n := strings.TrimSpace(part); n != "" && !strings.ContainsAny(n, " ,.") {
+			listed = append(listed, n)
+		}
+	}
+	var want []string
+	for _, d := range registered {
+		want = append(want, d.name)
+	}
+	sort.Strings(listed)
+	sort.Strings(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf("README lists detectors %q\nthe registry has %q", listed, want)
+	}
 }
