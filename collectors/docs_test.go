@@ -3,7 +3,6 @@ package collectors
 import (
 	"fmt"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -216,32 +215,53 @@ func panelsTxt() string {
 
 // The README's "Silencing a detector" names every detector driftwatch.io/ignore
 // takes: the registry's names (what driftwatch_detector_enabled{detector}
-// exports), no more, no fewer.
+// exports), in registration order, generated (DRIFTWATCH_UPDATE_DOCS=1
+// rewrites the block).
 func TestREADMENamesEveryDetector(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	const path = "../README.md"
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
-	const from, to = "`driftwatch_detector_enabled{detector}`:", "The former name"
-	i := strings.Index(s, from)
-	j := strings.Index(s, to)
+	start := "<!-- generated:detectors (go test ./collectors -run TestREADMENamesEveryDetector; DRIFTWATCH_UPDATE_DOCS=1 rewrites) -->\n"
+	const end = "<!-- end:detectors -->"
+	i := strings.Index(s, start)
+	j := strings.Index(s, end)
 	if i < 0 || j < i {
-		t.Fatalf("README: the list between %q and %q is gone", from, to)
+		t.Fatalf("README: the generated detectors block is gone")
 	}
-	var listed []string
-	for _, part := range strings.Split(s[i+len(from):j], "`")[1:] {
-		if n := strings.TrimSpace(part); n != "" && !strings.ContainsAny(n, " ,.") {
-			listed = append(listed, n)
-		}
-	}
-	var want []string
+	names := make([]string, 0, len(registered))
 	for _, d := range registered {
-		want = append(want, d.name)
+		names = append(names, "`"+d.name+"`")
 	}
-	sort.Strings(listed)
-	sort.Strings(want)
-	if !slices.Equal(listed, want) {
-		t.Errorf("README lists detectors %q\nthe registry has %q", listed, want)
+	want := wrap(strings.Join(names, ", ")+".", 86) + "\n"
+	if got := s[i+len(start) : j]; got == want {
+		return
 	}
+	if os.Getenv("DRIFTWATCH_UPDATE_DOCS") != "" {
+		if err := os.WriteFile(path, []byte(s[:i+len(start)]+want+s[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's detector list is out of date with the registry; run DRIFTWATCH_UPDATE_DOCS=1 go test ./collectors -run TestREADMENamesEveryDetector\nwant:\n%s", want)
+}
+
+// wrap breaks text at spaces into lines of at most width bytes.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(text) {
+		if i > 0 && n+1+len(w) > width {
+			b.WriteString("\n")
+			n = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }
