@@ -17,7 +17,8 @@ const (
 	// LastAppliedNone: the object carries no client-side apply record that
 	// describes it while its writer holds the list: a server-side apply sync
 	// (Argo CD ServerSideApply=true writes none at all), or one kubectl patch
-	// or edit made the record history.
+	// or edit made the record history. Also when only template.data keys are
+	// missing: the record holds no template keys, so it says nothing of them.
 	LastAppliedNone = "none"
 	// LastAppliedLacks: the record also lacks the entries: what was applied
 	// was cut short (the truncated_patch signature).
@@ -68,14 +69,17 @@ func SyncedEntries(v model.View, avail model.Availability) []SyncedEntriesMissin
 		}
 		r := SyncedEntriesMissing{Namespace: o.Namespace, Kind: o.Kind, Name: o.Name, Source: d.Source, Sync: d.Sync, Revision: o.Revision}
 		var la *model.LastApplied
-		var laList []string
+		// laList: the record's list; judged: the missing entries the record
+		// can describe (it holds no template keys).
+		var laList, judged []string
 		switch {
 		case o.Kind == "ExternalSecret" && o.ES != nil && avail[model.ResExternalSecrets]:
 			e, ok := v.ExternalSecret(o.Namespace, o.Name)
 			if !ok || e.DecodeErr != "" || e.Deleting {
 				continue
 			}
-			r.Missing = append(missingNames(o.ES.DataKeys, e.DataKeys), missingNames(o.ES.TemplateKeys, e.TemplateKeys)...)
+			judged = missingNames(o.ES.DataKeys, e.DataKeys)
+			r.Missing = append(judged, missingNames(o.ES.TemplateKeys, e.TemplateKeys)...)
 			la = e.LastApplied
 			if la != nil {
 				laList = la.SpecDataKeys
@@ -90,6 +94,7 @@ func SyncedEntries(v model.View, avail model.Availability) []SyncedEntriesMissin
 				have = append(have, k)
 			}
 			r.Missing = missingNames(o.Keys, have)
+			judged = r.Missing
 			la = s.LastApplied
 			if la != nil {
 				laList = la.DataKeys
@@ -101,9 +106,9 @@ func SyncedEntries(v model.View, avail model.Availability) []SyncedEntriesMissin
 			continue
 		}
 		r.LastApplied = LastAppliedNone
-		if describes(la, o.Kind, o.Name) && la.HoldsList {
+		if describes(la, o.Kind, o.Name) && la.HoldsList && len(judged) > 0 {
 			r.LastApplied = LastAppliedHolds
-			if len(missingNames(r.Missing, laList)) > 0 {
+			if len(missingNames(judged, laList)) > 0 {
 				r.LastApplied = LastAppliedLacks
 			}
 		}

@@ -96,6 +96,16 @@ func TestSyncedEntriesCases(t *testing.T) {
 		{name: "ExternalSecret, spec.data and template.data entries", obj: tpl,
 			live: []any{mt.ES("shop", "api", mt.ESTemplate("", "URL"))},
 			want: []SyncedEntriesMissing{found("ExternalSecret", "api", LastAppliedNone, "A", "DSN")}},
+		// The record holds no template keys: a missing template.data key with
+		// every spec.data entry in live and in the record is neither "lacks"
+		// nor "holds"; with a spec.data entry missing too, the record judges
+		// that one only.
+		{name: "ExternalSecret, only a template key missing, full last-applied", obj: tpl,
+			live: []any{mt.ES("shop", "api", mt.ESData("A"), mt.ESTemplate("", "URL"), mt.ESLastApplied(mt.LastAppliedES("A")))},
+			want: []SyncedEntriesMissing{found("ExternalSecret", "api", LastAppliedNone, "DSN")}},
+		{name: "ExternalSecret, a template key and a spec.data entry missing, the record holds the entry", obj: tpl,
+			live: []any{mt.ES("shop", "api", mt.ESTemplate("", "URL"), mt.ESLastApplied(mt.LastAppliedES("A")))},
+			want: []SyncedEntriesMissing{found("ExternalSecret", "api", LastAppliedHolds, "A", "DSN")}},
 		// Multisets: a duplicate declared twice and present once is one
 		// missing entry; entries without a secretKey are skipped.
 		{name: "ExternalSecret, duplicates and empty entries", obj: dup, live: []any{mt.ES("shop", "api", mt.ESData("A", "B"))},
