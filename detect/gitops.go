@@ -41,6 +41,18 @@ type SyncObject struct {
 	Name      string
 }
 
+// syncLess orders sync objects by namespace, name, then kind (an Application
+// and a Kustomization may share a namespace and name).
+func syncLess(a, b SyncObject) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.Kind < b.Kind
+}
+
 // Desired is one Secret or ExternalSecret of a GitOps tool's desired state.
 type Desired struct {
 	Source Source

@@ -178,3 +178,14 @@ func TestESEmptiedOnPurpose(t *testing.T) {
 		t.Fatalf("ready but short: %+v", rbs)
 	}
 }
+
+// An Application and a Kustomization may share a namespace and name: the
+// order of their findings is still total (kind breaks the tie).
+func TestSyncLessIsTotal(t *testing.T) {
+	app := SyncObject{Kind: "Application", Namespace: "ops", Name: "apps"}
+	ks := SyncObject{Kind: "Kustomization", Namespace: "ops", Name: "apps"}
+	other := SyncObject{Kind: "Application", Namespace: "ops", Name: "zz"}
+	if !syncLess(app, ks) || syncLess(ks, app) || syncLess(app, app) || !syncLess(ks, other) {
+		t.Fatal("syncLess is not a total order by namespace, name, kind")
+	}
+}

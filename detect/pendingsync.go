@@ -72,7 +72,7 @@ func PendingSync(v model.View, avail model.Availability) []PendingKey {
 			return a.Key < b.Key
 		}
 		if a.Sync != b.Sync {
-			return a.Sync.Namespace+"/"+a.Sync.Name < b.Sync.Namespace+"/"+b.Sync.Name
+			return syncLess(a.Sync, b.Sync)
 		}
 		return a.Source < b.Source
 	})

@@ -125,7 +125,7 @@ func SyncedEntries(v model.View, avail model.Availability) []SyncedEntriesMissin
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		return a.Sync.Namespace+"/"+a.Sync.Name < b.Sync.Namespace+"/"+b.Sync.Name
+		return syncLess(a.Sync, b.Sync)
 	})
 	return out
 }
