@@ -59,7 +59,7 @@ const maxAllowNoData = 2
 // scenarioSecrets are the Secrets of the scenario, the $secret selection.
 var scenarioSecrets = []string{
 	pageSecret, "feature-flags", "api-creds", "session-key", "short", "rotated",
-	"orders-db", "orders-db-check", "legacy-api", "smtp", "payments-creds", "payments-creds-copy",
+	"orders-db", "orders-db-check", "legacy-api", "smtp", "payments-creds", "payments-creds-copy", "feature-config",
 }
 
 func TestFullChain(t *testing.T) {
@@ -183,6 +183,7 @@ func TestFullChain(t *testing.T) {
 		{"driftwatch_flux_never_updated", map[string]string{"name": "frozen", "kustomization": "never"}},
 		{"driftwatch_flux_ignore_trap", map[string]string{"kustomization": "trap", "biting": "true"}},
 		{"driftwatch_flux_substitute_missing", map[string]string{"kustomization": "subst", "variable": "SMTP_HOST"}},
+		{"driftwatch_secret_key_empty_read", map[string]string{"secret": "feature-config", "key": "FLAG"}},
 	} {
 		f.labels["namespace"] = ns
 		agent.WaitForSeries(t, f.name, f.labels, waitFinding)
@@ -409,7 +410,15 @@ spec:
   containers:
   - name: app
     image: example/app:1
-    env: [{name: PASSWORD, valueFrom: {secretKeyRef: {name: api-creds, key: password}}}]
+    env:
+    - {name: PASSWORD, valueFrom: {secretKeyRef: {name: api-creds, key: password}}}
+    - {name: FLAG, valueFrom: {secretKeyRef: {name: feature-config, key: FLAG}}}
+---
+# empty key read: worker (running) reads FLAG, which holds nothing
+apiVersion: v1
+kind: Secret
+metadata: {name: feature-config}
+stringData: {FLAG: "", MODE: "on"}
 ---
 # flips: two writers take turns (the test updates it after the agent starts)
 apiVersion: v1
