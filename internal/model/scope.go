@@ -66,7 +66,6 @@ func (v View) Generation(ns string) Generation {
 // its generation with it: memory follows the namespaces that exist.
 func (v View) Namespaces() []string {
 	desiredGen := v.s.declared().generation() + v.s.flux().generation()<<32
-	fluxNS := v.FluxNamespaces()
 	v.s.nsMu.Lock()
 	defer v.s.nsMu.Unlock()
 	if v.s.nsList != nil && v.s.nsListDesired == desiredGen {
@@ -103,7 +102,9 @@ func (v View) Namespaces() []string {
 	for _, d := range v.ArgoDesiredAll() {
 		set[d.Namespace] = true
 	}
-	for _, ns := range fluxNS {
+	// The builds are in the desired-state store, as Argo CD's target states
+	// are: read under nsMu like them, and only when the list is rebuilt.
+	for _, ns := range v.FluxNamespaces() {
 		set[ns] = true
 	}
 	// Forget the generations of namespaces that emptied. Readers hold the read
