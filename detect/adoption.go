@@ -189,6 +189,17 @@ type Duplicate struct {
 	DuplicateOf string
 }
 
+// controlled reports whether a controller owns s (an ownerReference with
+// controller: true).
+func controlled(s *model.Secret) bool {
+	for _, o := range s.Owners {
+		if o.Controller {
+			return true
+		}
+	}
+	return false
+}
+
 // skipDuplicateType lists Secret types whose identical copies are expected.
 func skipDuplicateType(t string) bool {
 	return t == "kubernetes.io/service-account-token" || t == "helm.sh/release.v1"
@@ -202,7 +213,11 @@ func skipDuplicateType(t string) bool {
 // duplicate of that first one (n-1 series for n copies, never both directions).
 // Pairs declared with driftwatch.io/compare-with (on either Secret, or on an
 // ExternalSecret writing one of them) are in the middle of a migration and are
-// not reported.
+// not reported. A Secret with a controller ownerReference is its controller's
+// output for its owner (prometheus-operator's web-config and tls-assets
+// Secrets of two Prometheus objects in one namespace are identical; two
+// ExternalSecrets may read one remote key): it is never reported, and when
+// a class holds one, the others are reported as duplicates of the first such.
 func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 	if !avail[model.ResSecrets] {
 		return nil
@@ -260,11 +275,21 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 				continue
 			}
 			// v.Secrets() is sorted: c[0] is the first in lexical order.
-			for _, s := range c[1:] {
-				if compared[pair(k.ns, c[0].Name, s.Name)] {
+			// A Secret a controller owns is its owner's output, not a
+			// copy: it is never reported, and the first of them is the
+			// one the others copy.
+			orig := c[0]
+			for _, s := range c {
+				if controlled(s) {
+					orig = s
+					break
+				}
+			}
+			for _, s := range c {
+				if s == orig || controlled(s) || compared[pair(k.ns, orig.Name, s.Name)] {
 					continue
 				}
-				out = append(out, Duplicate{Namespace: k.ns, Secret: s.Name, DuplicateOf: c[0].Name})
+				out = append(out, Duplicate{Namespace: k.ns, Secret: s.Name, DuplicateOf: orig.Name})
 			}
 		}
 	}

@@ -213,6 +213,10 @@ func TestUnsafeExternalSecrets(t *testing.T) {
 }
 
 func TestDuplicateCredentials(t *testing.T) {
+	owned := func(s *model.Secret, kind, name string) *model.Secret {
+		s.Owners = []model.OwnerRef{{APIVersion: "v1", Kind: kind, Name: name, UID: kind + "/" + name, Controller: true}}
+		return s
+	}
 	renamed := func(s *model.Secret, ns, name string) *model.Secret { s.Namespace, s.Name = ns, name; return s }
 	secrets := []*model.Secret{
 		mt.SecretValues("a", "db", "user", "u", "password", "p"),
@@ -228,6 +232,13 @@ func TestDuplicateCredentials(t *testing.T) {
 		renamed(mt.SecretValues("", "", "k", "v"), "c", "seed-check"),
 		mt.Secret("a", "nofp1", "k"), // unknown fingerprints
 		mt.Secret("a", "nofp2", "k"),
+		// prometheus-operator's generated web configs of two Prometheus objects: identical, each its owner's output.
+		owned(mt.SecretValues("m", "prometheus-a-web-config", "web-config.yaml", "tls_server_config: {}"), "Prometheus", "a"),
+		owned(mt.SecretValues("m", "prometheus-b-web-config", "web-config.yaml", "tls_server_config: {}"), "Prometheus", "b"),
+		// A hand-made copy of an owned Secret is reported, as a duplicate of the owned one (first in order).
+		mt.SecretValues("e", "api-copy", "token", "t1"),
+		owned(mt.SecretValues("e", "api", "token", "t1"), "ExternalSecret", "api"),
+		owned(mt.SecretValues("e", "api-b", "token", "t1"), "ExternalSecret", "api-b"),
 	}
 	mt.Annotate(secrets[10], model.AnnCompareWith, "seed-check")
 	w := mt.NewStore(t, secrets)
@@ -236,6 +247,7 @@ func TestDuplicateCredentials(t *testing.T) {
 	want := []Duplicate{
 		{Namespace: "a", Secret: "db-check", DuplicateOf: "db"},
 		{Namespace: "a", Secret: "db-old", DuplicateOf: "db"},
+		{Namespace: "e", Secret: "api-copy", DuplicateOf: "api"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
