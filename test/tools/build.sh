@@ -2,7 +2,9 @@
 # Builds the real components the end-to-end tests run (etcd, kube-apiserver,
 # kube-controller-manager, kubectl, the ESO controller, helm, Argo CD, Flux's
 # source-controller, kustomize-controller and helm-controller, the sopsenc
-# helper, and for the node: kubelet, kube-proxy, kube-scheduler, crictl) into a
+# helper, prometheus-operator, its config reloader and a Prometheus v3 with
+# Kubernetes discovery, and for the node: kubelet, kube-proxy, kube-scheduler,
+# crictl) into a
 # cache folder outside the work tree, keyed on each tool module's go.mod +
 # go.sum (and a tool's own source when it is in this repository), and installs
 # Prometheus, promtool, Alertmanager, redis-server and the node's runtime
@@ -50,88 +52,114 @@ build_keyed() {
 kver=v1.37.2
 kldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kver -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/client-go/pkg/version.gitVersion=$kver"
 
-build_tool etcd etcd go.etcd.io/etcd/server/v3 -ldflags "-s -w"
-build_tool kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$kldflags"
-build_tool kube kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "$kldflags"
-build_tool kube kubectl k8s.io/kubernetes/cmd/kubectl -ldflags "$kldflags"
-# The node of test/e2e/node (cluster.Options.Node): the same module and version.
-build_tool kube kubelet k8s.io/kubernetes/cmd/kubelet -ldflags "$kldflags"
-build_tool kube kube-proxy k8s.io/kubernetes/cmd/kube-proxy -ldflags "$kldflags"
-build_tool kube kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler -ldflags "$kldflags"
-build_tool crictl crictl sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w"
-# The binary must be named external-secrets: ESO derives its field-manager names from it.
-build_tool eso external-secrets github.com/external-secrets/external-secrets -ldflags "-s -w"
-build_tool helm helm helm.sh/helm/v3/cmd/helm -ldflags "-s -w"
-build_tool golangci-lint golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint -ldflags "-s -w"
-# Argo CD v3.2.9: one binary for every component; Argo CD picks the component
-# from the name it runs as (cmd/main.go), hence the symlinks.
-argocd_ver=3.2.9
-build_tool argocd argocd github.com/argoproj/argo-cd/v3/cmd -ldflags "-s -w -X github.com/argoproj/argo-cd/v3/common.version=$argocd_ver"
-for n in argocd-application-controller argocd-repo-server argocd-server; do ln -sf argocd "$bin/$n"; done
-# Flux: source-controller and kustomize-controller v1.9.6, the patch releases
-# of the Flux v2.9 line (flux2 v2.9.5 installs v1.9.5 of both), from one tool
-# module so that what they share compiles once (the second build reuses the
-# first one's build cache for it). v1.10.x needs Go 1.27 and fluxcd/pkg modules
-# the Go module proxy does not serve (test/tools/flux/go.mod says which).
-build_tool flux source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
-build_tool flux kustomize-controller github.com/fluxcd/kustomize-controller -ldflags "-s -w"
-# helm-controller v1.6.4, the one flux2 v2.9.5 installs, from the same module:
-# beyond what the other two compile it needs 82 packages (Helm v4's action and
-# storage, its own), so it costs little once they are built.
-build_tool flux helm-controller github.com/fluxcd/helm-controller -ldflags "-s -w"
-# sopsenc (test/tools/flux/sopsenc): encrypts the tests' SOPS files with age
-# using the sops v3.13.2 packages kustomize-controller decrypts with, so it
-# reuses their compiled packages from the build above.
-build_src_tool flux sopsenc ./sopsenc -ldflags "-s -w"
+# The Debian packages install in the background while the Go tools build:
+# apt waits on the network and dpkg, go build keeps both cores busy. The Go
+# builds stay one after the other: two at a time measured no faster from
+# empty caches (prometheus-operator + config reloader and prometheus3: 231 s
+# one after the other, 244 s side by side; only relinks gained, 83 s to 37 s
+# for every tool). DRIFTWATCH_TOOLS_SERIAL=1 installs the packages first.
+go_tools() {
+  build_tool etcd etcd go.etcd.io/etcd/server/v3 -ldflags "-s -w"
+  build_tool kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$kldflags"
+  build_tool kube kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "$kldflags"
+  build_tool kube kubectl k8s.io/kubernetes/cmd/kubectl -ldflags "$kldflags"
+  # The node of test/e2e/node (cluster.Options.Node): the same module and version.
+  build_tool kube kubelet k8s.io/kubernetes/cmd/kubelet -ldflags "$kldflags"
+  build_tool kube kube-proxy k8s.io/kubernetes/cmd/kube-proxy -ldflags "$kldflags"
+  build_tool kube kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler -ldflags "$kldflags"
+  build_tool crictl crictl sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w"
+  build_tool helm helm helm.sh/helm/v3/cmd/helm -ldflags "-s -w"
+  # Prometheus v3.16.0 (module v0.316.0) with Kubernetes service discovery and
+  # no other (remove_all_sd + enable_kubernetes_sd), as prometheus3: the
+  # StatefulSet prometheus-operator makes in test/e2e/node runs it. Debian's 2.42
+  # (apt_lane) is built without Kubernetes discovery, which every configuration the
+  # operator generates uses. The tool module pins client-go to the agent's
+  # v0.37.2 so that those packages compile once.
+  build_tool prometheus prometheus3 github.com/prometheus/prometheus/cmd/prometheus -tags remove_all_sd,enable_kubernetes_sd -ldflags "-s -w -X github.com/prometheus/common/version.Version=3.16.0"
 
-# Prometheus 2.42 (+promtool) and Alertmanager 0.25 from Debian.
-if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
-  log "installing prometheus and alertmanager from Debian..."
+  build_tool golangci-lint golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint -ldflags "-s -w"
+  # The binary must be named external-secrets: ESO derives its field-manager names from it.
+  build_tool eso external-secrets github.com/external-secrets/external-secrets -ldflags "-s -w"
+  # prometheus-operator v0.86.1 (the newest the Go module proxy serves here;
+  # v0.86.2 and v0.87.0 are refused) and its config reloader, from one tool
+  # module (test/e2e/node runs the operator against the stack and the Prometheus
+  # StatefulSet it makes on the node; the reloader is that pod's sidecar). Their
+  # CRDs are copied below from the same module.
+  build_tool promoperator prometheus-operator github.com/prometheus-operator/prometheus-operator/cmd/operator -ldflags "-s -w -X github.com/prometheus/common/version.Version=0.86.1"
+  build_tool promoperator prometheus-config-reloader github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader -ldflags "-s -w -X github.com/prometheus/common/version.Version=0.86.1"
+
+  # Argo CD v3.2.9: one binary for every component; Argo CD picks the component
+  # from the name it runs as (cmd/main.go), hence the symlinks.
+  argocd_ver=3.2.9
+  build_tool argocd argocd github.com/argoproj/argo-cd/v3/cmd -ldflags "-s -w -X github.com/argoproj/argo-cd/v3/common.version=$argocd_ver"
+  for n in argocd-application-controller argocd-repo-server argocd-server; do ln -sf argocd "$bin/$n"; done
+  # Flux: source-controller and kustomize-controller v1.9.6, the patch releases
+  # of the Flux v2.9 line (flux2 v2.9.5 installs v1.9.5 of both), from one tool
+  # module so that what they share compiles once (the second build reuses the
+  # first one's build cache for it). v1.10.x needs Go 1.27 and fluxcd/pkg modules
+  # the Go module proxy does not serve (test/tools/flux/go.mod says which).
+  build_tool flux source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
+  build_tool flux kustomize-controller github.com/fluxcd/kustomize-controller -ldflags "-s -w"
+  # helm-controller v1.6.4, the one flux2 v2.9.5 installs, from the same module:
+  # beyond what the other two compile it needs 82 packages (Helm v4's action and
+  # storage, its own), so it costs little once they are built.
+  build_tool flux helm-controller github.com/fluxcd/helm-controller -ldflags "-s -w"
+  # sopsenc (test/tools/flux/sopsenc): encrypts the tests' SOPS files with age
+  # using the sops v3.13.2 packages kustomize-controller decrypts with, so it
+  # reuses their compiled packages from the build above.
+  build_src_tool flux sopsenc ./sopsenc -ldflags "-s -w"
+}
+
+# Debian packages: one apt-get for every one missing.
+# Prometheus 2.42 (+promtool) and Alertmanager 0.25. The packages start
+# services on some systems; the tests start their own.
+# redis-server for Argo CD (its cache). Nothing is stopped: on a machine where
+# the package starts a service, that redis listens on its default port and the
+# tests start their own on a free one.
+# Chromium for the browser tests of the findings page (test/e2e/ui), driven
+# headless over the DevTools protocol (chromedp).
+# The node's container runtime: containerd 1.6 (kubelet v1.37 asks it for its
+# cgroup driver over CRI's RuntimeConfig, which 1.6 does not implement; v1.37
+# then falls back to its own cgroupDriver setting), runc, buildah (the images
+# are built here: no registry is reachable), the CNI plugins, iptables
+# (kube-proxy) and busybox-static (the shell of the Go build image). Nothing is
+# started: on a machine where the package starts a containerd service, it
+# keeps its own socket and folders; the tests start theirs with everything
+# inside the stack's folder.
+apt_lane() {
+  local pkgs=() prom=0
+  if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
+    pkgs+=(prometheus prometheus-alertmanager); prom=1
+  fi
+  command -v redis-server >/dev/null || pkgs+=(redis-server)
+  command -v chromium >/dev/null || pkgs+=(chromium)
+  if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || ! command -v buildah >/dev/null ||
+    [ ! -x /usr/lib/cni/bridge ] || ! command -v iptables >/dev/null || [ ! -x /bin/busybox ]; then
+    pkgs+=(containerd runc buildah containernetworking-plugins iptables busybox-static)
+  fi
+  [ ${#pkgs[@]} -gt 0 ] || return 0
+  log "installing from Debian: ${pkgs[*]}..."
+  local t0=$SECONDS
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >&2
-  # The packages start services on some systems; the tests start their own.
-  pkill -x prometheus 2>/dev/null || true
-  pkill -x prometheus-alertmanager 2>/dev/null || true
+  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >&2
+  if [ $prom = 1 ]; then
+    pkill -x prometheus 2>/dev/null || true
+    pkill -x prometheus-alertmanager 2>/dev/null || true
+  fi
+  log "installed from Debian in $((SECONDS - t0))s"
+}
+
+if [ "${DRIFTWATCH_TOOLS_SERIAL:-0}" = 1 ]; then
+  apt_lane; go_tools
+else
+  apt_lane & apt_pid=$!
+  go_tools
+  if ! wait $apt_pid; then log "installing the Debian packages failed"; exit 1; fi
 fi
 for t in prometheus promtool prometheus-alertmanager; do ln -sf "$(command -v $t)" "$bin/$t"; done
-
-# redis-server from Debian for Argo CD (its cache). Nothing is stopped here: on a
-# machine where the package starts a service, that redis listens on its default
-# port and the tests start their own on a free one.
-if ! command -v redis-server >/dev/null; then
-  log "installing redis-server from Debian..."
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends redis-server >&2
-fi
 ln -sf "$(command -v redis-server)" "$bin/redis-server"
-
-# Chromium from Debian for the browser tests of the findings page (test/e2e/ui),
-# driven headless over the DevTools protocol (chromedp).
-if ! command -v chromium >/dev/null; then
-  log "installing chromium from Debian..."
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends chromium >&2
-fi
 ln -sf "$(command -v chromium)" "$bin/chromium"
-
-# The node's container runtime from Debian: containerd 1.6 (kubelet v1.37 asks
-# it for its cgroup driver over CRI's RuntimeConfig, which 1.6 does not
-# implement; v1.37 then falls back to its own cgroupDriver setting), runc,
-# buildah (the images are built here: no registry is reachable), the CNI
-# plugins, iptables (kube-proxy) and busybox-static (the shell of the Go
-# build image). Nothing is started here: on a machine where the package starts
-# a containerd service, it keeps its own socket and folders; the tests start
-# theirs with everything inside the stack's folder.
-if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || ! command -v buildah >/dev/null ||
-  [ ! -x /usr/lib/cni/bridge ] || ! command -v iptables >/dev/null || [ ! -x /bin/busybox ]; then
-  log "installing containerd, runc, buildah, CNI plugins, iptables and busybox from Debian..."
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends containerd runc buildah containernetworking-plugins iptables busybox-static >&2
-fi
 for t in containerd containerd-shim-runc-v2 ctr runc buildah iptables ip nsenter; do ln -sf "$(command -v $t)" "$bin/$t"; done
 ln -sf /bin/busybox "$bin/busybox"
 ln -sfn /usr/lib/cni "$bin/cni"
@@ -216,4 +244,15 @@ cp -R "$src_dir/config/crd" "$src_dir/config/manager" "$inst/source-controller/"
 cp -R "$kus_dir/config/crd" "$kus_dir/config/manager" "$inst/kustomize-controller/"
 cp -R "$helm_dir/config/crd" "$helm_dir/config/manager" "$inst/helm-controller/"
 chmod -R u+w,a+rX "$inst"
+# prometheus-operator's CRDs (ServiceMonitor, PrometheusRule, Prometheus, ...)
+# and its example RBAC of a Prometheus (ServiceAccount, ClusterRole, binding),
+# from the module the operator is built from.
+po_dir=$(cd "$here/promoperator" && go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)
+rm -rf "$cache/promoperator"
+mkdir -p "$cache/promoperator/crds" "$cache/promoperator/rbac"
+cp -f "$po_dir"/example/prometheus-operator-crd/*.yaml "$cache/promoperator/crds/"
+for f in prometheus-service-account.yaml prometheus-cluster-role.yaml prometheus-cluster-role-binding.yaml; do
+  cp -f "$po_dir/example/rbac/prometheus/$f" "$cache/promoperator/rbac/"
+done
+chmod 644 "$cache/promoperator/"*/*.yaml
 echo "$bin"

@@ -56,6 +56,12 @@ func CRDDir() string {
 	return filepath.Join(filepath.Dir(ToolsBin()), "crds")
 }
 
+// PromOperatorDir is where build.sh copies prometheus-operator's CRDs
+// (crds/) and its example RBAC of a Prometheus (rbac/): ToolsBin()/../promoperator.
+func PromOperatorDir() string {
+	return filepath.Join(filepath.Dir(ToolsBin()), "promoperator")
+}
+
 // CRD bundle file names inside CRDDir.
 const (
 	ESOCRDFile    = "eso-bundle.yaml"
