@@ -277,7 +277,7 @@ stringData: {DB_USER: app-db-user-e2e, STRIPE_KEY: sk-e2e-fixed}
 // returns data (see allowNoData) or the deadline passes.
 func checkPanels(t *testing.T, ps *promstack.Stack, ns string) {
 	t.Helper()
-	targets := dashboardTargets(t)
+	targets := promstack.DashboardTargets(t)
 	if len(allowNoData) > maxAllowNoData {
 		t.Errorf("the allow-list of panels without data has %d entries (max %d): extend the scenario instead", len(allowNoData), maxAllowNoData)
 	}
@@ -299,7 +299,7 @@ func checkPanels(t *testing.T, ps *promstack.Stack, ns string) {
 		results = map[string]result{}
 		problems = nil
 		for _, tg := range targets {
-			q := substitute(tg.Expr, ns, scenarioSecrets)
+			q := promstack.Substitute(tg.Expr, ns, scenarioSecrets)
 			if strings.Contains(q, "$") {
 				t.Fatalf("%s: a template variable is left after substitution: %s", tg.ID(), q)
 			}
@@ -309,7 +309,7 @@ func checkPanels(t *testing.T, ps *promstack.Stack, ns string) {
 				continue
 			}
 			r := result{asWritten: len(got), strict: len(got)}
-			if sq := strict(q); sq != q {
+			if sq := promstack.Strict(q); sq != q {
 				sgot, err := ps.Query(sq)
 				if err != nil {
 					problems = append(problems, fmt.Sprintf("%s (without the vector(0) fallback): %v\n    %s", tg.ID(), err, sq))
@@ -323,7 +323,7 @@ func checkPanels(t *testing.T, ps *promstack.Stack, ns string) {
 			case r.asWritten == 0:
 				problems = append(problems, fmt.Sprintf("%s: no data\n    %s", tg.ID(), q))
 			case r.strict == 0 && !allowed:
-				problems = append(problems, fmt.Sprintf("%s: only the vector(0) fallback\n    %s", tg.ID(), strict(q)))
+				problems = append(problems, fmt.Sprintf("%s: only the vector(0) fallback\n    %s", tg.ID(), promstack.Strict(q)))
 			case r.strict > 0 && allowed:
 				problems = append(problems, fmt.Sprintf("%s: allow-listed as having no data (%s) but returns %d samples: drop it from the allow-list", tg.ID(), allowNoData[tg.ID()], r.strict))
 			}

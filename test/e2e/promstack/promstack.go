@@ -227,10 +227,6 @@ func StartWith(t testing.TB, c *cluster.Cluster, targets []Target, hook *Webhook
 	if err != nil {
 		t.Fatal(err)
 	}
-	amBin, err := tools.Tool("prometheus-alertmanager")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := c.TempDir(t, "promstack")
 	ports, err := cluster.FreePorts(2)
 	if err != nil {
@@ -241,35 +237,10 @@ func StartWith(t testing.TB, c *cluster.Cluster, targets []Target, hook *Webhook
 		AMURL:   fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
 	}
 
-	amCfg := filepath.Join(dir, "alertmanager.yml")
-	write(t, amCfg, fmt.Sprintf(`global:
-  resolve_timeout: 5s
-route:
-  receiver: webhook
-  group_by: [alertname, namespace, secret]
-  group_wait: 1s
-  group_interval: 1s
-  repeat_interval: 1h
-receivers:
-  - name: webhook
-    webhook_configs:
-      - url: %s/alerts
-        send_resolved: true
-`, hook.URL()))
-	for _, d := range []string{"am-data", "prom-data"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	s.am = startAlertmanager(t, c, dir, ports[1], hook)
+	if err := os.MkdirAll(filepath.Join(dir, "prom-data"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	s.am = c.StartProcess(t, "alertmanager", amBin, nil,
-		"--config.file="+amCfg,
-		"--storage.path="+filepath.Join(dir, "am-data"),
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", ports[1]),
-		// No HA cluster: this network is loopback only.
-		"--cluster.listen-address=",
-		"--log.level=debug",
-	)
-	s.am.WaitHTTP(t, s.AMURL+"/-/ready", 2*time.Minute)
 
 	rules := ShortenFor(t, dir, opts.keep())
 	promCfg := filepath.Join(dir, "prometheus.yml")
@@ -297,6 +268,70 @@ scrape_configs:
 	s.prom.WaitHTTP(t, s.PromURL+"/-/ready", 2*time.Minute)
 	s.checkRules(t, rules, opts.keep())
 	return s
+}
+
+// StartAlertmanager starts an Alertmanager alone on 127.0.0.1 (routing as
+// Start's does) for a Prometheus the test does not start itself, e.g. one
+// prometheus-operator runs. It returns the Stack to wait on (Query needs
+// WithPrometheus) and Alertmanager's host:port.
+func StartAlertmanager(t testing.TB, c *cluster.Cluster, hook *Webhook) (*Stack, string) {
+	t.Helper()
+	dir := c.TempDir(t, "alertmanager")
+	ports, err := cluster.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Stack{AMURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0])}
+	s.am = startAlertmanager(t, c, dir, ports[0], hook)
+	return s, fmt.Sprintf("127.0.0.1:%d", ports[0])
+}
+
+// WithPrometheus returns a copy of s that queries the Prometheus at promURL
+// (one this package did not start: Alive checks Alertmanager only).
+func (s *Stack) WithPrometheus(promURL string) *Stack {
+	c := *s
+	c.PromURL = promURL
+	c.prom = nil
+	return &c
+}
+
+func startAlertmanager(t testing.TB, c *cluster.Cluster, dir string, port int, hook *Webhook) *cluster.Process {
+	t.Helper()
+	amBin, err := tools.Tool("prometheus-alertmanager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	amCfg := filepath.Join(dir, "alertmanager.yml")
+	write(t, amCfg, fmt.Sprintf(`global:
+  resolve_timeout: 5s
+route:
+  receiver: webhook
+  group_by: [alertname, namespace, secret]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: webhook
+    webhook_configs:
+      - url: %s/alerts
+        send_resolved: true
+`, hook.URL()))
+	for _, d := range []string{"am-data"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	am := c.StartProcess(t, "alertmanager", amBin, nil,
+		"--config.file="+amCfg,
+		"--storage.path="+filepath.Join(dir, "am-data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
+		// No HA cluster: this network is loopback only.
+		"--cluster.listen-address=",
+		"--log.level=debug",
+	)
+	am.WaitHTTP(t, url+"/-/ready", 2*time.Minute)
+	return am
 }
 
 // staticConfigs renders targets as static_configs entries (indented for
@@ -438,6 +473,9 @@ func (s *Stack) Query(q string) ([]Sample, error) {
 func (s *Stack) Alive(t testing.TB) {
 	t.Helper()
 	for _, p := range []*cluster.Process{s.prom, s.am} {
+		if p == nil {
+			continue
+		}
 		if gone, err := p.Exited(); gone {
 			t.Fatalf("%s exited (%v); log:\n%s", p.Name, err, p.Tail(60))
 		}

@@ -87,6 +87,9 @@ const (
 	// the `kubernetes` Service's ClusterIP, its first address.
 	ServiceCIDR  = "10.0.0.0/24"
 	APIServiceIP = "10.0.0.1"
+	// BridgeIP is cni0's address, PodCIDR's first (the bridge plugin's
+	// gateway): the one address of the node's namespace pods route to.
+	BridgeIP = "10.88.0.1"
 
 	nodeAPIPort    = 6443 // kubelet, kube-proxy → apiserver
 	serviceAPIPort = 6444 // pods → `kubernetes` Service → apiserver
@@ -693,6 +696,29 @@ func (n *Node) Forward(t testing.TB, addr string) string {
 		t.Fatal(err)
 	}
 	f := newForwarder("→"+addr, l, func(ctx context.Context) (net.Conn, error) { return dialIn(ctx, n.NetnsPath, addr) })
+	n.mu.Lock()
+	n.forwards = append(n.forwards, f)
+	n.mu.Unlock()
+	t.Cleanup(f.close)
+	return f.Addr()
+}
+
+// Expose listens inside the node's namespace on the bridge's address (a free
+// port) and forwards every connection to hostAddr on the host's loopback: a
+// service outside the node (an Alertmanager run by the test) that pods reach
+// at the returned BridgeIP:port (pods have no route to NodeIP), e.g. through
+// a selector-less Service's Endpoints. The bridge exists once a pod ran. The
+// forwarder closes when the test ends.
+func (n *Node) Expose(t testing.TB, hostAddr string) string {
+	t.Helper()
+	l, err := listenIn(n.NetnsPath, net.JoinHostPort(BridgeIP, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newForwarder("←"+hostAddr, l, func(ctx context.Context) (net.Conn, error) {
+		d := net.Dialer{Timeout: 10 * time.Second}
+		return d.DialContext(ctx, "tcp", hostAddr)
+	})
 	n.mu.Lock()
 	n.forwards = append(n.forwards, f)
 	n.mu.Unlock()

@@ -1,4 +1,8 @@
-package fullchain
+// Dashboards: every panel query of dashboards/*.json, and the substitution
+// of Grafana's template variables, for the tests that ask a real Prometheus
+// whether each panel returns data (test/e2e/fullchain, test/e2e/node).
+
+package promstack
 
 import (
 	"encoding/json"
@@ -12,8 +16,8 @@ import (
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
-// panelTarget is one query of one dashboard panel.
-type panelTarget struct {
+// PanelTarget is one query of one dashboard panel.
+type PanelTarget struct {
 	Dashboard string // file name without .json
 	Panel     string // panel title
 	RefID     string
@@ -21,12 +25,12 @@ type panelTarget struct {
 }
 
 // ID names a target in messages and in the allow-list.
-func (p panelTarget) ID() string { return p.Dashboard + " / " + p.Panel + " / " + p.RefID }
+func (p PanelTarget) ID() string { return p.Dashboard + " / " + p.Panel + " / " + p.RefID }
 
-// dashboardTargets reads every dashboards/*.json and returns every panel
+// DashboardTargets reads every dashboards/*.json and returns every panel
 // target with a PromQL expression, rows included (a collapsed row keeps its
 // panels in its own "panels" list).
-func dashboardTargets(t *testing.T) []panelTarget {
+func DashboardTargets(t *testing.T) []PanelTarget {
 	t.Helper()
 	root, err := tools.RepoRoot()
 	if err != nil {
@@ -45,7 +49,7 @@ func dashboardTargets(t *testing.T) []panelTarget {
 			Expr  string `json:"expr"`
 		} `json:"targets"`
 	}
-	var out []panelTarget
+	var out []PanelTarget
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -66,7 +70,7 @@ func dashboardTargets(t *testing.T) []panelTarget {
 					if strings.TrimSpace(tg.Expr) == "" {
 						continue
 					}
-					out = append(out, panelTarget{Dashboard: name, Panel: p.Title, RefID: tg.RefID, Expr: tg.Expr})
+					out = append(out, PanelTarget{Dashboard: name, Panel: p.Title, RefID: tg.RefID, Expr: tg.Expr})
 				}
 			}
 		}
@@ -76,7 +80,7 @@ func dashboardTargets(t *testing.T) []panelTarget {
 	return out
 }
 
-// substitute replaces the Grafana template variables as Grafana would render
+// Substitute replaces the Grafana template variables as Grafana would render
 // them for this scenario: $job → driftwatch (a single value), $namespace → the
 // scenario namespace, $secret → the scenario's Secrets as a multi-value
 // selection ("(a|b|c)", regexp-escaped, as Grafana renders multi-values for
@@ -84,18 +88,27 @@ func dashboardTargets(t *testing.T) []panelTarget {
 // variable finds no value and cluster="" selects every series), $__rate_interval
 // → 1m, $__interval → 1s, $__range → 5m.
 // $datasource only appears in datasource references, not in expressions.
-func substitute(expr, namespace string, secrets []string) string {
+func Substitute(expr, namespace string, secrets []string) string {
 	quoted := make([]string, len(secrets))
 	for i, s := range secrets {
 		quoted[i] = regexp.QuoteMeta(s)
 	}
+	return substitute(expr, regexp.QuoteMeta(namespace), "("+strings.Join(quoted, "|")+")")
+}
+
+// SubstituteAll is Substitute with every namespace and every Secret
+// selected (Grafana's "All" as the regexp .*; every dashboard matches both
+// variables with =~).
+func SubstituteAll(expr string) string { return substitute(expr, ".*", ".*") }
+
+func substitute(expr, namespace, secret string) string {
 	r := strings.NewReplacer(
 		// Longer names first: the replacer tries its arguments in order.
 		"$__rate_interval", "1m", "${__rate_interval}", "1m",
 		"$__interval", "1s", "${__interval}", "1s",
 		"$__range", "5m", "${__range}", "5m",
-		"$namespace", regexp.QuoteMeta(namespace), "${namespace}", regexp.QuoteMeta(namespace),
-		"$secret", "("+strings.Join(quoted, "|")+")", "${secret}", "("+strings.Join(quoted, "|")+")",
+		"$namespace", namespace, "${namespace}", namespace,
+		"$secret", secret, "${secret}", secret,
 		"$job", "driftwatch", "${job}", "driftwatch",
 		"$cluster", "", "${cluster}", "",
 	)
@@ -104,6 +117,6 @@ func substitute(expr, namespace string, secrets []string) string {
 
 var orVectorZero = regexp.MustCompile(`\s+or\s+vector\(0\)`)
 
-// strict drops every "or vector(0)" fallback: a stat panel that shows 0
+// Strict drops every "or vector(0)" fallback: a stat panel that shows 0
 // because nothing matched would otherwise count as "returns data".
-func strict(expr string) string { return orVectorZero.ReplaceAllString(expr, "") }
+func Strict(expr string) string { return orVectorZero.ReplaceAllString(expr, "") }
