@@ -125,6 +125,7 @@ func TestNode(t *testing.T) {
 		{"agent_killed", testAgentKilled},
 		{"network_policy", testNetworkPolicy},
 		{"network_stays_inside", testNetworkStaysInside},
+		{"prometheus_operator", testPrometheusOperator},
 	}
 	for _, st := range steps {
 		if !t.Run(st.name, func(t *testing.T) {
