@@ -250,7 +250,13 @@ subsets:
 	// same agent through its Service with a static job) has data here too:
 	// the operator's target labels (namespace, service, pod, container,
 	// endpoint) and honorLabels change no panel's answer.
-	comparePanels(t, s.ps, ps)
+	// With every namespace selected, and with the namespace of a fault of
+	// the earlier steps (where a finding's own namespace label must survive
+	// the operator's target labels).
+	comparePanels(t, s.ps, ps, "")
+	if len(s.faults) > 0 {
+		comparePanels(t, s.ps, ps, s.faults[0])
+	}
 
 	// --- phase 2: TLS and basic auth from web.* ---------------------------------
 	pki := newWebPKI(t)
@@ -393,11 +399,11 @@ func waitOperatorTarget(t *testing.T, ps *promstack.Stack, job, scheme string, a
 	})
 }
 
-// comparePanels runs every dashboard panel query on want (the test's
-// Prometheus) and got (the operator's): each must answer on got, and a
-// panel with data on want (the vector(0) fallbacks dropped) must have data
-// on got.
-func comparePanels(t *testing.T, want, got *promstack.Stack) {
+// comparePanels runs every dashboard panel query (for namespace, or every
+// namespace when "") on want (the test's Prometheus) and got (the
+// operator's): each must answer on got, and a panel with data on want (the
+// vector(0) fallbacks dropped) must have data on got.
+func comparePanels(t *testing.T, want, got *promstack.Stack, namespace string) {
 	t.Helper()
 	targets := promstack.DashboardTargets(t)
 	var problems []string
@@ -407,6 +413,9 @@ func comparePanels(t *testing.T, want, got *promstack.Stack) {
 		compared := 0
 		for _, tg := range targets {
 			q := promstack.Strict(promstack.SubstituteAll(tg.Expr))
+			if namespace != "" {
+				q = promstack.Strict(promstack.SubstituteNamespace(tg.Expr, namespace))
+			}
 			w, err := want.Query(q)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s on the test's Prometheus: %v", tg.ID(), err))
@@ -425,7 +434,7 @@ func comparePanels(t *testing.T, want, got *promstack.Stack) {
 			}
 		}
 		if len(problems) == 0 {
-			t.Logf("fact: %d of %d dashboard queries have data on the test's Prometheus; each has data on the operator's", compared, len(targets))
+			t.Logf("fact: namespace %q: %d of %d dashboard queries have data on the test's Prometheus; each has data on the operator's", namespace, compared, len(targets))
 			return
 		}
 		if time.Now().After(deadline) {

@@ -101,6 +101,11 @@ func Substitute(expr, namespace string, secrets []string) string {
 // variables with =~).
 func SubstituteAll(expr string) string { return substitute(expr, ".*", ".*") }
 
+// SubstituteNamespace is Substitute with one namespace and every Secret.
+func SubstituteNamespace(expr, namespace string) string {
+	return substitute(expr, regexp.QuoteMeta(namespace), ".*")
+}
+
 func substitute(expr, namespace, secret string) string {
 	r := strings.NewReplacer(
 		// Longer names first: the replacer tries its arguments in order.

@@ -317,10 +317,8 @@ receivers:
       - url: %s/alerts
         send_resolved: true
 `, hook.URL()))
-	for _, d := range []string{"am-data"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Join(dir, "am-data"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	am := c.StartProcess(t, "alertmanager", amBin, nil,
 		"--config.file="+amCfg,
