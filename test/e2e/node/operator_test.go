@@ -63,23 +63,23 @@ const (
 // description or a comment).
 var keepField = regexp.MustCompile(`(?m)^\s+keep_firing_for: `)
 
-var (
-	prometheusRuleGVR = schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"}
-)
+var prometheusRuleGVR = schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"}
 
 // testPrometheusOperator: Prometheus the way most clusters run it. The real
 // prometheus-operator (v0.86.1, built from the module proxy) runs against
 // the stack with its own CRDs; the chart, upgraded with the values a
 // kube-prometheus-stack user sets (serviceMonitor and prometheusRule
-// enabled, the release label and a custom one, TLS and basic auth from
-// web.*, keepFiringFor), ships a ServiceMonitor and a PrometheusRule; a
-// Prometheus object selects them by those labels. The operator makes the
-// StatefulSet, its configuration Secret and rule ConfigMap; the kubelet runs
-// its pod on this node from images built offline (Debian's Prometheus
-// binary, the operator module's config reloader); that Prometheus discovers
-// the agent pod through the Endpoints with the ServiceAccount token the
-// kubelet mounted, scrapes it over TLS with basic auth, loads driftwatch's
-// rules and sends to the real Alertmanager (on the host, reached through a
+// enabled, the release label and a custom one, keepFiringFor), ships a
+// ServiceMonitor and a PrometheusRule; a Prometheus object selects them by
+// those labels. The operator makes the StatefulSet, its configuration Secret
+// and rule ConfigMap; the kubelet runs its pod on this node from images
+// built offline (Prometheus v3.16.0 with Kubernetes discovery from
+// test/tools/prometheus: Debian's 2.42 has none and refuses the operator's
+// configuration; the operator module's config reloader); that Prometheus
+// discovers the agent pod through the Endpoints with the ServiceAccount
+// token the kubelet mounted, scrapes it (plain HTTP, then TLS with basic
+// auth once web.* is set), loads driftwatch's rules, answers the dashboards'
+// queries and sends to the real Alertmanager (on the host, reached through a
 // selector-less Service). A fault made after start pages and resolves.
 //
 // What the test changes of the operator's input: every `for:` of the
