@@ -32,19 +32,57 @@ import (
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
-// ShortFor is the `for` duration every shipped alert gets. The shipped
-// durations (5m to 30m) are too long for a test run: the rule file is copied
-// with every `for:` replaced by this value. Everything else (expressions,
-// labels, annotations) is used as shipped.
+// ShortFor is the `for` duration every shipped alert but DriftwatchDown
+// (DownFor) gets. The shipped durations (1m to 1h) are too long for a test
+// run: the rule file is copied with every `for:` replaced by this value.
+// Everything else (expressions, labels, annotations) is used as shipped.
 const ShortFor = "5s"
 
 const shortForSeconds = 5
+
+// DownFor is DriftwatchDown's `for` in the stack (3m shipped), the one
+// exception to ShortFor. DriftwatchDown is the only alert that judges failed
+// scrapes (up == 0) and the absence of any scrape, and two things the stack
+// cannot shrink with the rest are on the scale of a 5 s `for`:
+//
+//   - Prometheus applies its targets on a 5 s tick, so it scrapes first
+//     about 5 s after it starts, and its rules evaluate before that (at idle
+//     here: first evaluation 3.2 s, first scrape 5.6 s after the start):
+//     absent_over_time(up[7m]) holds in between, and with `for: 5s` it
+//     fires once that gap exceeds 5 s;
+//   - the stack's scrape_timeout is 1 s (10 s shipped) and a scrape runs
+//     every detector: on a loaded machine a young target's first scrapes can
+//     time out, and avg_over_time(up[10m]) over a few samples stays under
+//     half for 2k-2 s after k initial failures, so 4 in a row fire with
+//     `for: 5s` (promstack_test.go; the shipped 30 s scrapes, `for: 3m`, need
+//     4 failed scrapes, 90 s to 2 min of a new pod not answering).
+//
+// With 30 s the absent branch needs a Prometheus that scrapes nothing for 30 s
+// and the ratio 16 failed 1 s scrapes in a row from a target's start; an agent
+// down from the start still pages about 30 s in. No test waits for
+// DriftwatchDown to fire; the other agent alerts (DriftwatchCrashLooping,
+// DriftwatchNotEvaluating) judge metric values, so they keep ShortFor.
+const DownFor = "30s"
+
+const downForSeconds = 30
+
+// downAlert is the alert DownFor applies to.
+const downAlert = "DriftwatchDown"
 
 var (
 	forLine   = regexp.MustCompile(`(?m)^(\s*)for:\s*\S+\s*$`)
 	keepLine  = regexp.MustCompile(`(?m)^(\s*)keep_firing_for:\s*\S+\s*$`)
 	alertLine = regexp.MustCompile(`(?m)^\s*- alert:`)
+	downLine  = regexp.MustCompile(`(?m)^\s*- alert:\s*` + downAlert + `\s*$`)
 )
+
+// ruleFor is the `for` the stack gives alert.
+func ruleFor(alert string) (string, float64) {
+	if alert == downAlert {
+		return DownFor, downForSeconds
+	}
+	return ShortFor, shortForSeconds
+}
 
 // Options adapt one stack's copy of the shipped rules.
 type Options struct {
@@ -64,8 +102,15 @@ func (o Options) keep() string {
 }
 
 // ShortenFor rewrites the shipped rule file into dir with every `for:` set to
-// ShortFor and every `keep_firing_for:` to keep, and returns the copy's path.
+// ShortFor (DriftwatchDown's to DownFor) and every `keep_firing_for:` to keep,
+// and returns the copy's path.
 func ShortenFor(t testing.TB, dir, keep string) string {
+	t.Helper()
+	return shortenFor(t, dir, keep, DownFor)
+}
+
+// shortenFor is ShortenFor with DriftwatchDown's `for` set to downFor.
+func shortenFor(t testing.TB, dir, keep, downFor string) string {
 	t.Helper()
 	root, err := tools.RepoRoot()
 	if err != nil {
@@ -85,6 +130,19 @@ func ShortenFor(t testing.TB, dir, keep string) string {
 	}
 	out := forLine.ReplaceAll(b, []byte("${1}for: "+ShortFor))
 	out = keepLine.ReplaceAll(out, []byte("${1}keep_firing_for: "+keep))
+	// DriftwatchDown's own `for:` is the first after its `- alert:` line
+	// (one per alert, checked above).
+	down := downLine.FindAllIndex(out, -1)
+	if len(down) != 1 {
+		t.Fatalf("alerts/driftwatch.rules.yaml: %d `- alert: %s` lines, want 1", len(down), downAlert)
+	}
+	at := down[0][1]
+	f := forLine.FindSubmatchIndex(out[at:])
+	if f == nil {
+		t.Fatalf("alerts/driftwatch.rules.yaml: no `for:` after `- alert: %s`", downAlert)
+	}
+	indent := string(out[at+f[2] : at+f[3]])
+	out = append(append(append([]byte{}, out[:at+f[0]]...), indent+"for: "+downFor...), out[at+f[1]:]...)
 	p := filepath.Join(dir, "driftwatch.rules.yaml")
 	if err := os.WriteFile(p, out, 0o644); err != nil {
 		t.Fatal(err)
@@ -194,6 +252,9 @@ func (w *Webhook) Dump() string {
 type Stack struct {
 	PromURL, AMURL string
 	prom, am       *cluster.Process
+	// started is when Prometheus was started (zero if this package did not
+	// start it): ScrapeHistory queries from there.
+	started time.Time
 }
 
 // Start starts Alertmanager (routing everything to hook, resolved
@@ -258,6 +319,7 @@ scrape_configs:
   - job_name: driftwatch
     static_configs:
 %s`, rules, ports[1], staticConfigs(targets)))
+	s.started = time.Now()
 	s.prom = c.StartProcess(t, "prometheus", promBin, nil,
 		"--config.file="+promCfg,
 		"--storage.tsdb.path="+filepath.Join(dir, "prom-data"),
@@ -390,8 +452,8 @@ func (s *Stack) checkRules(t testing.TB, rulesFile, keep string) {
 	for _, g := range resp.Data.Groups {
 		for _, r := range g.Rules {
 			got++
-			if r.Duration != shortForSeconds {
-				t.Errorf("Prometheus loaded alert %s with for %gs, want %s", r.Name, r.Duration, ShortFor)
+			if want, secs := ruleFor(r.Name); r.Duration != secs {
+				t.Errorf("Prometheus loaded alert %s with for %gs, want %s", r.Name, r.Duration, want)
 			}
 			if k := r.KeepFiringFor; k != nil && *k != 0 {
 				kept++

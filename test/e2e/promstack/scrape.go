@@ -32,6 +32,7 @@ func StartPrometheus(t testing.TB, c *cluster.Cluster, dir, scrapeConfigs string
 	}
 	promCfg := filepath.Join(dir, "prometheus.yml")
 	write(t, promCfg, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"+scrapeConfigs)
+	s.started = time.Now()
 	s.prom = c.StartProcess(t, "prometheus-scrape", promBin, nil,
 		"--config.file="+promCfg,
 		"--storage.tsdb.path="+filepath.Join(dir, "prom-data"),
