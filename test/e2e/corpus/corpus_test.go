@@ -340,6 +340,7 @@ func TestCorpus(t *testing.T) {
 		return a.Labels["alertname"] == billingPage.Alert && a.Labels["namespace"] == r.ns && a.Labels["secret"] == "billing"
 	}
 	var soakMark, soakEnd = -1, -1
+	var ps *promstack.Stack
 	// The verdicts run even when a step stops the test, so every run
 	// reports what the agent served.
 	defer func() {
@@ -355,7 +356,7 @@ func TestCorpus(t *testing.T) {
 		// The chain: no page but the two real faults', and none of theirs
 		// during the soak.
 		msgs, ats := hook.Messages(0)
-		var stray []string
+		var stray, strayNames []string
 		seenStray := map[string]bool{}
 		for i, m := range msgs {
 			inSoak := soakMark >= 0 && i >= soakMark && (soakEnd < 0 || i < soakEnd)
@@ -378,14 +379,18 @@ func TestCorpus(t *testing.T) {
 					when = "during the soak"
 				}
 				stray = append(stray, fmt.Sprintf("%s, first in notification #%d at +%s: %v", when, i, ats[i].Sub(r.t0).Round(time.Second), a.Labels))
+				strayNames = append(strayNames, a.Labels["alertname"])
 			}
 		}
 		if len(stray) > 0 {
 			t.Errorf("Alertmanager delivered %d page(s) (severity critical, firing) other than the two real faults' outside the soak:\n  %s", len(stray), strings.Join(stray, "\n  "))
+			// An agent alert (DriftwatchDown...): what Prometheus saw of
+			// the agent's scrapes, with times after r.t0 as above.
+			ps.LogScrapeHistory(t, "driftwatch", r.t0, strayNames...)
 		}
 		t.Logf("Alertmanager notifications:\n%s", hook.Dump())
 	}()
-	ps := promstack.Start(t, c, agent.Addr, hook)
+	ps = promstack.Start(t, c, agent.Addr, hook)
 	r.step("prometheus %s and alertmanager %s ready", ps.PromURL, ps.AMURL)
 
 	// ---- real fault 1: Argo CD without argocd-redis ---------------------------------

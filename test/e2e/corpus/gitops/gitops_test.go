@@ -452,6 +452,7 @@ func TestGitOpsCorpus(t *testing.T) {
 	}
 	hook := promstack.NewWebhook(t)
 	var faultFrom = -1
+	var ps *promstack.Stack
 	defer func() {
 		mon.Finish()
 		r.mon = nil
@@ -466,7 +467,7 @@ func TestGitOpsCorpus(t *testing.T) {
 			t.Errorf("%d warning- or critical-grade finding series on the healthy GitOps corpus (outside the real fault's window):\n  %s", len(unexpected), strings.Join(unexpected, "\n  "))
 		}
 		msgs, ats := hook.Messages(0)
-		var stray []string
+		var stray, strayNames []string
 		seen := map[string]bool{}
 		for i, m := range msgs {
 			for _, a := range m.Alerts {
@@ -476,15 +477,19 @@ func TestGitOpsCorpus(t *testing.T) {
 				if k := fmt.Sprint(a.Labels); !seen[k] {
 					seen[k] = true
 					stray = append(stray, fmt.Sprintf("notification #%d at +%s: %v", i, ats[i].Sub(r.t0).Round(time.Second), a.Labels))
+					strayNames = append(strayNames, a.Labels["alertname"])
 				}
 			}
 		}
 		if len(stray) > 0 {
 			t.Errorf("Alertmanager delivered %d page(s) other than the real fault's:\n  %s", len(stray), strings.Join(stray, "\n  "))
+			// An agent alert (DriftwatchDown...): what Prometheus saw of
+			// the agent's scrapes, with times after r.t0 as above.
+			ps.LogScrapeHistory(t, "driftwatch", r.t0, strayNames...)
 		}
 		t.Logf("Alertmanager notifications:\n%s", hook.Dump())
 	}()
-	ps := promstack.Start(t, c, agent.Addr, hook)
+	ps = promstack.Start(t, c, agent.Addr, hook)
 	r.step("prometheus %s and alertmanager %s ready", ps.PromURL, ps.AMURL)
 
 	// ---- the pending sync: info only, for at least pendingFor -----------------------------
