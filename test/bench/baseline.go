@@ -9,7 +9,10 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -38,6 +41,7 @@ func runBaseline(args []string) int {
 	listen := fs.String("listen", "127.0.0.1:0", "address for /readyz and /metrics")
 	transform := fs.Bool("transform", false, "set a transform that keeps only name and namespace")
 	jsonWire := fs.Bool("json", false, "decode the typed resources from JSON instead of protobuf (the agent uses protobuf)")
+	probe := fs.String("probe", "", "namespace/name of a Secret whose events (Add, Update) the ordinary Secret informer's handler timestamps; served at /probe?rv=RV")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -82,6 +86,24 @@ func runBaseline(args []string) int {
 			})
 		}
 	}
+	var pl *probeLog
+	if *probe != "" {
+		ns, name, ok := strings.Cut(*probe, "/")
+		if !ok {
+			fmt.Fprintln(os.Stderr, "--probe: want namespace/name")
+			return 2
+		}
+		pl = newProbeLog(ns, name)
+		// The only handler: on the ordinary Secret informer, the one the probe
+		// Secret's events come through.
+		if _, err := infs[0].AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { pl.record(obj) },
+			UpdateFunc: func(_, obj any) { pl.record(obj) },
+		}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
@@ -96,6 +118,9 @@ func runBaseline(args []string) int {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	if pl != nil {
+		mux.HandleFunc("/probe", pl.serve)
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -117,4 +142,58 @@ func runBaseline(args []string) int {
 	}
 	<-ctx.Done()
 	return 0
+}
+
+// probeLog timestamps the arrival of every event on one Secret at the
+// informer's handler, by resourceVersion, with the wall clock
+// (time.Now().UnixNano(): the bench, on the same machine, compares it with
+// the time its write returned).
+type probeLog struct {
+	ns, name string
+	mu       sync.Mutex
+	seen     map[string]int64 // resourceVersion → arrival, Unix ns
+	changed  chan struct{}    // closed and replaced on every event
+}
+
+func newProbeLog(ns, name string) *probeLog {
+	return &probeLog{ns: ns, name: name, seen: map[string]int64{}, changed: make(chan struct{})}
+}
+
+func (p *probeLog) record(obj any) {
+	now := time.Now().UnixNano()
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetNamespace() != p.ns || m.GetName() != p.name {
+		return
+	}
+	p.mu.Lock()
+	p.seen[m.GetResourceVersion()] = now
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// serve answers /probe?rv=RV with the arrival time (Unix ns) of the event
+// carrying that resourceVersion, waiting up to 15 s for it (504 then).
+func (p *probeLog) serve(w http.ResponseWriter, r *http.Request) {
+	rv := r.URL.Query().Get("rv")
+	deadline := time.NewTimer(15 * time.Second)
+	defer deadline.Stop()
+	for {
+		p.mu.Lock()
+		at, ok := p.seen[rv]
+		ch := p.changed
+		p.mu.Unlock()
+		if ok {
+			fmt.Fprintf(w, "%d\n", at)
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			w.WriteHeader(http.StatusGatewayTimeout)
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
 }

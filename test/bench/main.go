@@ -69,6 +69,11 @@ type config struct {
 	skipBaselines bool
 	jsonBaseline  bool
 	syncRounds    int
+	// The latency-as-a-ratio phase (latency.go).
+	latencyReps                  int
+	latencyRates                 []int
+	latencyProbes                int
+	latencySettle, latencyWarmup time.Duration
 }
 
 // rowSpec is one measured process.
@@ -137,7 +142,17 @@ func run(args []string, stdout io.Writer) int {
 	fs.BoolVar(&c.skipBaselines, "skip-baselines", false, "measure only the driftwatch rows")
 	fs.IntVar(&c.syncRounds, "sync-rounds", 1, "measure every row's initial sync this many times in all (extra rounds: sync only, alternating order) and report the medians")
 	fs.BoolVar(&c.jsonBaseline, "json-baseline", true, "also measure the baseline with JSON for every resource (sync, RSS, heap)")
+	fs.IntVar(&c.latencyReps, "latency-reps", 5, "latency as a ratio: repetitions of {bare informer, driftwatch} probed at every --latency-rates (0: skip the phase)")
+	latencyRates := fs.String("latency-rates", "50,200,1000", "latency as a ratio: background Secret updates/s under which both processes are probed")
+	fs.IntVar(&c.latencyProbes, "latency-probes", 30, "latency as a ratio: probes per process and rate")
+	fs.DurationVar(&c.latencySettle, "latency-settle", 5*time.Second, "latency as a ratio: wait after a process is ready before its first rate")
+	fs.DurationVar(&c.latencyWarmup, "latency-warmup", 3*time.Second, "latency as a ratio: background load before the probes at each rate")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var err error
+	if c.latencyRates, err = parseRates(*latencyRates); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
 	}
 	if c.smoke {
@@ -145,6 +160,8 @@ func run(args []string, stdout io.Writer) int {
 			LastAppliedFrac: c.sz.LastAppliedFrac, BrokenFrac: 0.02}
 		c.loadRate, c.loadDuration, c.probes, c.settle = 20, 2*time.Second, 3, time.Second
 		c.syncProfile = 3 * time.Second
+		c.latencyReps, c.latencyRates, c.latencyProbes = 2, []int{20, 50}, 3
+		c.latencySettle, c.latencyWarmup = time.Second, 500*time.Millisecond
 	}
 	if c.sz.Namespaces <= 0 {
 		c.sz.Namespaces = max(1, c.sz.Secrets/100)
@@ -289,11 +306,22 @@ func run(args []string, stdout io.Writer) int {
 			time.Sleep(time.Second)
 		}
 	}
+	var lat *latencyResult
+	if c.latencyReps > 0 && len(c.latencyRates) > 0 && ctx.Err() == nil {
+		lr := latencyPhase(ctx, c, cl, w,
+			rowSpec{name: "baseline", bin: self, args: []string{"baseline", "--kubeconfig", kc}},
+			rowSpec{name: "driftwatch", bin: agentBin, args: agentArgs(), agent: true}, loadCS, logf)
+		lat = &lr
+	}
 	load := loadAvg()
 	table := render(c, w, mach, load, results)
 	if c.syncRounds > 1 {
 		table += renderRounds(rows, syncCPU)
 	}
+	if lat != nil {
+		table += lat.render()
+	}
+	table += renderSideBySide(c, results, syncCPU, lat)
 	fmt.Fprint(stdout, table)
 	if c.report != "" {
 		if err := os.WriteFile(c.report, []byte(table), 0o644); err != nil {
@@ -319,6 +347,16 @@ func run(args []string, stdout io.Writer) int {
 		if missing {
 			fmt.Fprintf(os.Stderr, "bench: row %q incomplete (err: %v)\n", r.name, r.err)
 			bad++
+		}
+	}
+	if lat != nil {
+		for _, rate := range c.latencyRates {
+			for _, row := range []string{"bare", "driftwatch"} {
+				if s := lat.stats(row, rate); s.n == 0 || s.errs > 0 || (row == "driftwatch" && s.scr99 == 0) {
+					fmt.Fprintf(os.Stderr, "bench: latency %s at %d/s incomplete (%d probes, %d failed runs)\n", row, rate, s.n, s.errs)
+					bad++
+				}
+			}
 		}
 	}
 	if bad > 0 {

@@ -30,7 +30,9 @@ func TestSmoke(t *testing.T) {
 	}
 	report := out.String()
 	for _, row := range []string{"| baseline |", "| baseline+transform |", "| baseline JSON |", "| driftwatch |",
-		"| driftwatch shard 0/3 |", "| driftwatch WatchListClient=false |", "Ratios driftwatch / baseline"} {
+		"| driftwatch shard 0/3 |", "| driftwatch WatchListClient=false |", "Ratios driftwatch / baseline",
+		"## Latency as a ratio (issue 35)", "| 20 |", "| 50 |", "## Side by side: bare informers / driftwatch",
+		"| p99 latency ms at 50 updates/s"} {
 		if !strings.Contains(report, row) {
 			t.Errorf("the report lacks %q:\n%s", row, report)
 		}
@@ -38,6 +40,9 @@ func TestSmoke(t *testing.T) {
 	for _, line := range strings.Split(report, "\n") {
 		if strings.HasPrefix(line, "| driftwatch |") && strings.Count(line, "–") > 0 {
 			t.Errorf("the driftwatch row lacks a figure (latency, scrape or load):\n%s", line)
+		}
+		if strings.HasPrefix(line, "| p99 latency ms") && strings.Contains(line, "–") {
+			t.Errorf("the side-by-side table lacks a latency figure:\n%s", line)
 		}
 	}
 }
