@@ -45,7 +45,7 @@ fuzz: ## longer fuzz run: make fuzz FUZZTIME=10m
 bench: bench-go bench-e2e ## the performance benchmark: Go benchmarks, then the issue's size on the real apiserver (docs/performance.md)
 
 bench-go: ## Go benchmarks (numbers, never assertions); DRIFTWATCH_BENCH_SCALE=1 / DRIFTWATCH_HEAP_SCALE=1 for full size
-	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/ ./internal/transform/ ./internal/agent/ ./internal/ui/ ./internal/flux/build/
+	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/ ./internal/transform/ ./internal/agent/ ./internal/ui/ ./internal/flux/build/ ./internal/flux/desired/
 
 bench-e2e: tools ## full-size bench on the real apiserver (~15 min; numbers, never assertions)
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --report bench-report.md --sync-rounds 5 $(BENCHFLAGS)
