@@ -115,10 +115,11 @@ func (m *Manager) discover(ctx context.Context) {
 			continue
 		}
 		gvr := schema.GroupVersionResource{Group: api.group, Version: strings.TrimPrefix(want, api.group+"/"), Resource: api.resource}
+		informer := m.crdInformers(api, gvr)
 		if m.scoped(api) {
 			tw := m.tweak("", "")
 			m.startScopedGroup(ctx, api.res, want, func(ns string) cache.SharedIndexInformer {
-				return dynamicinformer.NewFilteredDynamicInformer(m.dyn, gvr, ns, 0, nil, tw).Informer()
+				return informer(ns, tw)
 			})
 			continue
 		}
@@ -132,9 +133,30 @@ func (m *Manager) discover(ctx context.Context) {
 			if api.clusterScoped {
 				tw = func(*metav1.ListOptions) {}
 			}
-			infs = append(infs, dynamicinformer.NewFilteredDynamicInformer(m.dyn, gvr, ns, 0, nil, tw).Informer())
+			infs = append(infs, informer(ns, tw))
 		}
 		m.startGroup(ctx, api.res, want, infs)
+	}
+}
+
+// crdInformers makes the informers of a served custom resource: through the
+// JSON reader (crdwire.go) when the resource has one and the agent has its
+// REST connection (Options.Wire), else the dynamic informer.
+func (m *Manager) crdInformers(api *resource, gvr schema.GroupVersionResource) func(ns string, tw func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	if m.opts.Wire != nil && api.exemplar != nil {
+		gv := gvr.GroupVersion()
+		if ser := m.tr.CRDSerializer(api.res, gv); ser != nil {
+			c, err := newCRDClient(m.opts.Wire, gv, ser)
+			if err == nil {
+				return func(ns string, tw func(*metav1.ListOptions)) cache.SharedIndexInformer {
+					return newWireInformer(c, gvr.Resource, ns, api.exemplar(), tw)
+				}
+			}
+			m.log.Warn("JSON reader unavailable; the dynamic informer reads the resource", "resource", api.res, "err", err)
+		}
+	}
+	return func(ns string, tw func(*metav1.ListOptions)) cache.SharedIndexInformer {
+		return dynamicinformer.NewFilteredDynamicInformer(m.dyn, gvr, ns, 0, nil, tw).Informer()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -32,6 +33,9 @@ type resource struct {
 	group    string
 	versions []string
 	resource string
+	// exemplar is the record type of an optional API read through the JSON
+	// reader (transform.Transformer.CRDSerializer); nil: the dynamic informer.
+	exemplar func() kruntime.Object
 	// transform makes the record of an API object (internal/transform/<kind>.go).
 	transform func(t *transform.Transformer) cache.TransformFunc
 	// upsert and remove keep the model current (the handlers drop records of
@@ -122,6 +126,7 @@ var resources = []*resource{
 			return err
 		}},
 	{res: model.ResExternalSecrets, group: eso.Group, versions: eso.Versions, resource: "externalsecrets",
+		exemplar:  func() kruntime.Object { return &model.ExternalSecret{} },
 		transform: func(t *transform.Transformer) cache.TransformFunc { return t.ExternalSecret },
 		upsert: func(s *model.Store, obj any, _ time.Time) {
 			if o, ok := obj.(*model.ExternalSecret); ok {

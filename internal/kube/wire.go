@@ -35,6 +35,22 @@ func newWireClient(rc *rest.Config, ser runtime.NegotiatedSerializer) (*rest.RES
 	return rest.RESTClientFor(c)
 }
 
+// newCRDClient is a REST client for the custom resources of gv whose JSON
+// responses decode through ser (transform.Transformer.CRDSerializer: into
+// records).
+func newCRDClient(rc *rest.Config, gv schema.GroupVersion, ser runtime.NegotiatedSerializer) (*rest.RESTClient, error) {
+	c := rest.CopyConfig(rc)
+	c.APIPath = "/apis"
+	c.GroupVersion = &gv
+	c.ContentType = runtime.ContentTypeJSON
+	c.AcceptContentTypes = runtime.ContentTypeJSON
+	c.NegotiatedSerializer = ser
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	return rest.RESTClientFor(c)
+}
+
 // newWireInformer is the informer of kind (secrets or pods) in namespace ns
 // through the wire client, with the list options tweak sets.
 func newWireInformer(c rest.Interface, resource, ns string, exemplar runtime.Object, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {

@@ -24,19 +24,28 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	}
 	var es eso.ExternalSecret
 	decodeErr := eso.Decode(u.Object, &es)
-	ann := u.GetAnnotations()
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(),
-		Annotations: ann, Labels: u.GetLabels()}
-	mf := managedFieldsOf(u)
+		Annotations: u.GetAnnotations(), Labels: u.GetLabels()}
+	return t.externalSecretRecord(&meta, u.GetAPIVersion(), managedFieldsOf(u), u.GetDeletionTimestamp() != nil, &es, decodeErr), nil
+}
+
+// externalSecretRecord is the record of an ExternalSecret, from its metadata
+// (name, namespace, UID, resourceVersion, creationTimestamp, annotations,
+// labels), apiVersion, managedFields, deletion state and the spec and status
+// eso.Decode read (decodeErr: its error): one function for the unstructured
+// path (ExternalSecret) and the JSON reader (crdwire.go).
+func (t *Transformer) externalSecretRecord(meta *metav1.ObjectMeta, apiVersion string, mf []metav1.ManagedFieldsEntry,
+	deleting bool, es *eso.ExternalSecret, decodeErr string) *model.ExternalSecret {
+	ann := meta.Annotations
 	rec := &model.ExternalSecret{
-		ObjectMeta: objectMeta(&meta),
-		APIVersion: model.Intern(u.GetAPIVersion()),
+		ObjectMeta: objectMeta(meta),
+		APIVersion: model.Intern(apiVersion),
 		DecodeErr:  decodeErr,
 		Managers:   parse.ManagedFields(mf, "f:spec"),
-		Deleting:   u.GetDeletionTimestamp() != nil,
+		Deleting:   deleting,
 	}
-	t.decodeProblem("externalsecrets", &meta, "spec", decodeErr)
+	t.decodeProblem("externalsecrets", meta, "spec", decodeErr)
 	if la, ok := ann[model.AnnLastApplied]; ok {
 		rec.LastApplied = parse.LastApplied(la, t.FP)
 		if rec.LastApplied.Name == rec.Name {
@@ -44,14 +53,14 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		}
 		holds := parse.LastAppliedHolds(mf, [][]string{parse.PathSpecData}, [][]string{parse.PathCreationPolicy})
 		rec.LastApplied.HoldsList, rec.LastApplied.HoldsCreationPolicy = holds[0], holds[1]
-		t.decodeProblem("externalsecrets", &meta, "last-applied", rec.LastApplied.Err)
+		t.decodeProblem("externalsecrets", meta, "last-applied", rec.LastApplied.Err)
 	}
 	if ek, ok := ann[model.AnnExpectedKeys]; ok {
 		keys, err := parse.ExpectedKeys(ek)
 		rec.ExpectedKeys = keys
 		if err != nil {
 			rec.ExpectedKeysErr = err.Error()
-			t.decodeProblem("externalsecrets", &meta, model.AnnExpectedKeys, rec.ExpectedKeysErr)
+			t.decodeProblem("externalsecrets", meta, model.AnnExpectedKeys, rec.ExpectedKeysErr)
 		}
 	}
 	rec.CreationPolicyApplied = creationPolicyApplied(mf)
@@ -73,7 +82,7 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 		}
 	}
 	rec.RefreshTime = es.Status.RefreshTime.Time
-	return rec, nil
+	return rec
 }
 
 // managedFieldsOf reads metadata.managedFields of an unstructured object like

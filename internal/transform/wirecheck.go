@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
@@ -106,4 +108,48 @@ func normaliseRecord(o runtime.Object) runtime.Object {
 		return &cp
 	}
 	return o
+}
+
+// CheckCRDDecode decodes a JSON list response of ExternalSecrets of
+// apiVersion gv both ways — the dynamic client's unstructured decoder
+// followed by the transform, and the JSON reader (crdwire.go) — and reports
+// the first object whose records differ, or a response the reader did not
+// take. It returns the number of objects compared: the equality proof of the
+// two paths on a real apiserver's responses (test/e2e).
+func CheckCRDDecode(gv schema.GroupVersion, data []byte) (int, error) {
+	tr := &Transformer{FP: model.NewFingerprinterWithKey([]byte("crd-check"))}
+	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(slices.Clone(data), nil, nil)
+	if err != nil {
+		return 0, fmt.Errorf("unstructured decode: %w", err)
+	}
+	l, ok := obj.(*unstructured.UnstructuredList)
+	if !ok {
+		return 0, fmt.Errorf("not a list: %T", obj)
+	}
+	var want []runtime.Object
+	for i := range l.Items {
+		out, err := tr.ExternalSecret(&l.Items[i])
+		if err != nil {
+			return 0, err
+		}
+		want = append(want, out.(runtime.Object))
+	}
+	ser := tr.CRDSerializer(model.ResExternalSecrets, gv)
+	got, _, err := ser.SupportedMediaTypes()[0].Serializer.Decode(slices.Clone(data), nil, nil)
+	if err != nil {
+		return 0, fmt.Errorf("JSON reader: %w", err)
+	}
+	if fb := tr.WireFallbacks(); len(fb) > 0 {
+		return 0, fmt.Errorf("the JSON reader fell back: %v", fb)
+	}
+	gl, ok := got.(*recordList)
+	if !ok || len(gl.Items) != len(want) || gl.ResourceVersion != l.GetResourceVersion() {
+		return 0, fmt.Errorf("JSON reader: %T, %d records for %d objects", got, len(gl.Items), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(want[i], gl.Items[i]) {
+			return i, fmt.Errorf("object %d differs:\nunstructured: %+v\nJSON reader:  %+v", i, want[i], gl.Items[i])
+		}
+	}
+	return len(want), nil
 }
