@@ -34,7 +34,9 @@ import (
 // client-go informers on the resources driftwatch watches, with the same list
 // options and wire format (protobuf for Secrets, Pods and ServiceAccounts, JSON
 // for the CRDs; --json: JSON for all), no handlers. It serves /readyz (all informers synced) and /metrics (Go runtime
-// and process metrics) so the parent measures it exactly like the agent.
+// and process metrics) so the parent measures it exactly like the agent. With
+// --probe NS/NAME (the latency phase only) the ordinary Secret informer gets one
+// handler, which timestamps the events of that Secret for /probe.
 func runBaseline(args []string) int {
 	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig")

@@ -14,13 +14,17 @@
 //
 // and prints, for each, CPU and wall time to initial sync, peak and steady RSS, Go
 // heap, CPU per Secret update under a steady load, and for driftwatch the
-// event→metric latency and the /metrics scrape time. It prints numbers and never
-// asserts them; --smoke runs a tiny size and only checks that every row was
-// measured.
+// event→metric latency and the /metrics scrape time. Then the latency as a ratio
+// (latency.go, issue 35): --latency-reps times, in alternating order, the bare
+// informer (baseline --probe: event delivery to its handler) and driftwatch
+// (event→metric), each probed under every --latency-rates background load; and
+// a side-by-side bare/driftwatch table (sync CPU, steady RSS, CPU per update,
+// p99 latency, ratios) ends the report. It prints numbers and never asserts
+// them; --smoke runs a tiny size and only checks that every row was measured.
 //
 //	go run ./test/bench --secrets 20000 --pods 10000 --externalsecrets 5000
 //	go run ./test/bench --smoke
-//	go run ./test/bench baseline [--transform] [--json] --kubeconfig F   (child mode)
+//	go run ./test/bench baseline [--transform] [--json] [--probe NS/NAME] --kubeconfig F   (child mode)
 package main
 
 import (

@@ -204,6 +204,7 @@ loop:
 type probeResult struct {
 	latencies []time.Duration
 	scrapes   []time.Duration
+	writes    []time.Duration // round trip of each probe write (Update)
 	timeouts  int
 }
 
@@ -265,10 +266,12 @@ func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metric
 		} else {
 			s.Data["PROBE"] = []byte("x")
 		}
+		t0 := time.Now()
 		if _, err := secrets.Update(ctx, s, metav1.UpdateOptions{}); err != nil {
 			return res, err
 		}
 		wrote := time.Now()
+		res.writes = append(res.writes, wrote.Sub(t0))
 		wantPresent := had // key removed → series appears
 		deadline := time.After(15 * time.Second)
 	wait:
