@@ -42,15 +42,15 @@ fuzz: ## longer fuzz run: make fuzz FUZZTIME=10m
 	for f in $$($(GO) test -list '^Fuzz' ./internal/parse/ | grep '^Fuzz'); do \
 	  $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$${FUZZTIME:-2m} ./internal/parse/ || exit 1; done
 
-bench: bench-go bench-e2e ## the performance benchmark: Go benchmarks, then the issue's size on the real apiserver (docs/performance.md)
+bench: bench-go bench-e2e ## the performance benchmark: Go benchmarks, then the issue's size on the real apiserver, ending with the side-by-side bare/driftwatch table (docs/performance.md)
 
 bench-go: ## Go benchmarks (numbers, never assertions); DRIFTWATCH_BENCH_SCALE=1 / DRIFTWATCH_HEAP_SCALE=1 for full size
 	$(GO) test -run='^$$' -bench=. -benchmem ./detect/ ./internal/model/ ./internal/parse/ ./internal/transform/ ./internal/agent/ ./internal/ui/ ./internal/flux/build/ ./internal/flux/desired/
 
-bench-e2e: tools ## full-size bench on the real apiserver (~15 min; numbers, never assertions)
+bench-e2e: tools ## full-size bench on the real apiserver (~30 min with the latency-as-a-ratio phase, BENCHFLAGS=--latency-reps=0 skips it; numbers, never assertions)
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --report bench-report.md --sync-rounds 5 $(BENCHFLAGS)
 
-bench-smoke: tools ## tiny bench: checks every row is produced
+bench-smoke: tools ## tiny bench (~2 min): checks every row, the latency ratio and the side-by-side table are produced
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --smoke
 
 clean:
