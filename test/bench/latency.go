@@ -456,6 +456,9 @@ func renderSideBySide(c config, rs []result, syncCPU map[string][]float64, lat *
 	}
 	line(syncLabel, bs, ds, base != nil, dw != nil, "%.2f")
 	line("steady RSS MiB", brss, drss, base != nil, dw != nil, "%.1f")
+	if base != nil && dw != nil {
+		line("of which anonymous MiB (the rest: the executable's mapped pages)", base.steadyAnon/mib, dw.steadyAnon/mib, true, true, "%.1f")
+	}
 	line(fmt.Sprintf("CPU ms per update (%d/s requested)", c.loadRate), bcpu, dcpu, base != nil && base.updates > 0, dw != nil && dw.updates > 0, "%.3f")
 	if lat != nil {
 		for _, rate := range lat.rates {

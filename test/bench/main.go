@@ -97,13 +97,18 @@ type result struct {
 	syncWall                      time.Duration
 	syncCPU, settleCPU            float64
 	peakRSS, steadyRSS, heapInuse float64 // bytes
-	heapLive                      float64 // heap_alloc right after a forced GC
-	updates                       int64
-	updateRate                    float64
-	cpuPerUpdate                  float64 // seconds
-	idleCPU                       float64 // CPU s per s when idle
-	lat50, lat99, scr50, scr99    time.Duration
-	latN, latTimeouts, scrapes    int
+	// steadyAnon and steadyFile split steadyRSS (RssAnon, RssFile): the
+	// process's own memory, and the pages of its executable (and other files)
+	// it maps, a fixed share that depends on the binary's size and the kernel
+	// (which may map text in 2 MiB folios).
+	steadyAnon, steadyFile     float64
+	heapLive                   float64 // heap_alloc right after a forced GC
+	updates                    int64
+	updateRate                 float64
+	cpuPerUpdate               float64 // seconds
+	idleCPU                    float64 // CPU s per s when idle
+	lat50, lat99, scr50, scr99 time.Duration
+	latN, latTimeouts, scrapes int
 	// The kube-apiserver while the row ran: watches it served at steady
 	// state beyond those before the row started, its CPU during the row's
 	// initial sync and during the load phase.
@@ -474,6 +479,7 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 	res.settleCPU = ch.cpuSeconds()
 	res.peakRSS = ch.statusKB("VmHWM") * 1024
 	res.steadyRSS = ch.statusKB("VmRSS") * 1024
+	res.steadyAnon, res.steadyFile = ch.statusKB("RssAnon")*1024, ch.statusKB("RssFile")*1024
 	idle := min(c.settle, 5*time.Second)
 	i0 := ch.cpuSeconds()
 	time.Sleep(idle)
@@ -512,7 +518,7 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 			logf("heap profile: %v", err)
 		}
 	}
-	logf("  steady RSS %.1f MiB, heap inuse %.1f MiB, live heap after GC %.1f MiB, peak RSS %.1f MiB", res.steadyRSS/mib, res.heapInuse/mib, res.heapLive/mib, res.peakRSS/mib)
+	logf("  steady RSS %.1f MiB (anonymous %.1f, file-backed %.1f), heap inuse %.1f MiB, live heap after GC %.1f MiB, peak RSS %.1f MiB", res.steadyRSS/mib, res.steadyAnon/mib, res.steadyFile/mib, res.heapInuse/mib, res.heapLive/mib, res.peakRSS/mib)
 	if r.load {
 		l := &loader{cs: cs, secrets: w.secrets, rate: c.loadRate, workers: 16}
 		lctx, cancel := context.WithTimeout(ctx, c.loadDuration)
@@ -693,6 +699,17 @@ func render(c config, w *world, mach, load string, rs []result) string {
 	}
 	if dw != nil {
 		fmt.Fprintf(&b, "driftwatch peak RSS / steady RSS: %.2f\n", dw.peakRSS/dw.steadyRSS)
+	}
+	fmt.Fprintln(&b, "\nSteady RSS split (/proc/PID/status at the same moment): anonymous memory (heap, stacks, runtime: what grows with the objects) and file-backed pages (the executable's text and data it maps: fixed, set by the binary's size and how the kernel maps it):")
+	fmt.Fprintln(&b, "\n| row | steady RSS MiB | anonymous MiB | file-backed MiB |")
+	fmt.Fprintln(&b, "|---|---:|---:|---:|")
+	for _, r := range rs {
+		if r.err == nil {
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f |\n", r.name, r.steadyRSS/mib, r.steadyAnon/mib, r.steadyFile/mib)
+		}
+	}
+	if base != nil && dw != nil && base.steadyAnon > 0 {
+		fmt.Fprintf(&b, "\nRatio driftwatch / baseline: steady RSS %.2f×, anonymous %.2f×\n", dw.steadyRSS/base.steadyRSS, dw.steadyAnon/base.steadyAnon)
 	}
 	return b.String()
 }
