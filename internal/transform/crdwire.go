@@ -335,7 +335,7 @@ func jsonManagedFields(dec *jsontext.Decoder) ([]metav1.ManagedFieldsEntry, erro
 					if err != nil {
 						return err
 					}
-					e.FieldsV1 = &metav1.FieldsV1{Raw: bytes.Clone(v)}
+					e.FieldsV1 = metav1.NewFieldsV1(string(v))
 					return nil
 				}
 				return errNotAsIs
