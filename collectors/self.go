@@ -67,7 +67,7 @@ var (
 		Kind: finding.KindHealth})
 	descDecode = declareFor(collSelf, finding.Family{Name: "driftwatch_decode_errors_total", Help: "Object versions with a part that could not be decoded (too_large: over a documented limit; malformed). The rest of the object is kept.",
 		Labels: []string{"resource", "part", "reason"}, Kind: finding.KindHealth, Type: finding.Counter})
-	descWireFallback = declareFor(collSelf, finding.Family{Name: "driftwatch_wire_fallbacks_total", Help: "List responses and watch events of Secrets or Pods the wire decoder left to the typed decoder (content_type: not protobuf; kind: another kind or version; decode: a message it does not read). The objects are decoded all the same, at the typed path's cost.",
+	descWireFallback = declareFor(collSelf, finding.Family{Name: "driftwatch_wire_fallbacks_total", Help: "List responses and watch events the wire decoder (Secrets, Pods: protobuf) or the JSON reader (ExternalSecrets) left to client-go's typed or unstructured decoder (content_type: not protobuf; kind: another kind or version; decode: a message it does not read). The objects are decoded all the same, at that path's cost.",
 		Labels: []string{"resource", "reason"}, Kind: finding.KindHealth, Type: finding.Counter})
 )
 

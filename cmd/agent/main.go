@@ -121,7 +121,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.shard, "shard", 0, "this agent's shard (0-based), with --total-shards")
 	fs.IntVar(&o.shards, "total-shards", 1, "number of shards; namespaces are assigned by a stable hash")
 	fs.StringVar(&o.shardWatch, "shard-watch", agent.ShardWatchCluster, "how a shard watches Secrets, Pods, ServiceAccounts, ExternalSecrets and SecretStores: cluster (one watch per resource; other shards' objects are decoded and dropped) or namespaces (one watch per resource and namespace of the shard, started as namespaces appear; needs every namespace watched)")
-	fs.BoolVar(&o.typedDecode, "typed-decode", false, "decode Secrets and Pods into typed objects before reducing them (the path before the wire decoder, which reads the protobuf wire straight into the value-free records; for comparison and as an escape hatch)")
+	fs.BoolVar(&o.typedDecode, "typed-decode", false, "decode Secrets and Pods into typed objects, and ExternalSecrets into unstructured ones, before reducing them (the paths before the wire decoder and the JSON reader, which read the responses straight into the value-free records; for comparison and as an escape hatch)")
 	fs.DurationVar(&o.flipWindow, "flip-window", model.DefaultHistoryWindow, "how long a Secret's value changes are remembered to detect flips")
 	fs.StringVar(&o.argo.Server, "argocd-server", "", "Argo CD API URL; enables the argocd expectation source (desired state from managed-resources)")
 	fs.StringVar(&o.argo.TokenFile, "argocd-token-file", "", "file holding the Argo CD API token (must not be world-readable; never pass a token as a flag)")

@@ -84,7 +84,7 @@ func (t *Transformer) wireFallback(res model.Resource, reason string, err error)
 		if err != nil {
 			msg = truncate(err.Error(), 200)
 		}
-		t.Logger.Warn("wire decoder fell back to the typed decoder; the objects are decoded, at the typed path's cost",
+		t.Logger.Warn("wire decoder fell back to client-go's decoder; the objects are decoded, at that path's cost",
 			"resource", res, "reason", reason, "err", msg)
 	}
 }
