@@ -354,23 +354,8 @@ func jsonManagedFields(dec *jsontext.Decoder) ([]metav1.ManagedFieldsEntry, erro
 				if err != nil {
 					return err
 				}
-				switch k {
-				case "manager":
-					e.Manager = s
-				case "operation":
-					e.Operation = metav1.ManagedFieldsOperationType(s)
-				case "apiVersion":
-					e.APIVersion = s
-				case "fieldsType":
-					e.FieldsType = s
-				case "subresource":
-					e.Subresource = s
-				case "time":
-					var t metav1.Time
-					if err := t.UnmarshalQueryParameter(s); err != nil {
-						return errNotAsIs
-					}
-					e.Time = &t
+				if !setManagedFieldsString(&e, k, s) {
+					return errNotAsIs
 				}
 				return nil
 			case "fieldsV1":
@@ -575,25 +560,9 @@ func (d *crdDecoder) fallback(data []byte, gvk *schema.GroupVersionKind, into ru
 	return obj, got, nil
 }
 
-// reduce is the transform of an unstructured object, keeping a bookmark's
-// initial-events-end annotation (the reflector reads it; a bookmark has no
-// name).
+// reduce is the transform of an unstructured object (reduceFallback).
 func (d *crdDecoder) reduce(u *unstructured.Unstructured) (runtime.Object, error) {
-	end := u.GetName() == "" && u.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
-	out, err := d.tf(u)
-	if err != nil {
-		return nil, err
-	}
-	rec, ok := out.(runtime.Object)
-	if !ok {
-		return nil, fmt.Errorf("crd: transform returned %T", out)
-	}
-	if end {
-		if r, ok := rec.(*model.ExternalSecret); ok {
-			keepInitialEventsEnd(&r.ObjectMeta)
-		}
-	}
-	return rec, nil
+	return reduceFallback(d.tf, u)
 }
 
 // externalSecretFromJSON is the record of an ExternalSecret from what the

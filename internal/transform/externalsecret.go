@@ -116,23 +116,8 @@ func managedFieldsOf(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 					}
 					return nil
 				}
-				switch k {
-				case "manager":
-					e.Manager = s
-				case "operation":
-					e.Operation = metav1.ManagedFieldsOperationType(s)
-				case "apiVersion":
-					e.APIVersion = s
-				case "fieldsType":
-					e.FieldsType = s
-				case "subresource":
-					e.Subresource = s
-				case "time":
-					var t metav1.Time
-					if err := t.UnmarshalQueryParameter(s); err != nil {
-						return nil
-					}
-					e.Time = &t
+				if !setManagedFieldsString(&e, k, s) {
+					return nil
 				}
 			case "fieldsV1":
 				if v == nil {
@@ -148,6 +133,31 @@ func managedFieldsOf(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// setManagedFieldsString sets the string member k of a managedFields entry
+// (manager, operation, apiVersion, fieldsType, subresource, time), as
+// GetManagedFields does; false when a time does not parse.
+func setManagedFieldsString(e *metav1.ManagedFieldsEntry, k, s string) bool {
+	switch k {
+	case "manager":
+		e.Manager = s
+	case "operation":
+		e.Operation = metav1.ManagedFieldsOperationType(s)
+	case "apiVersion":
+		e.APIVersion = s
+	case "fieldsType":
+		e.FieldsType = s
+	case "subresource":
+		e.Subresource = s
+	case "time":
+		var t metav1.Time
+		if err := t.UnmarshalQueryParameter(s); err != nil {
+			return false
+		}
+		e.Time = &t
+	}
+	return true
 }
 
 // appendFieldSet encodes a decoded fieldsV1 value as JSON: nested objects with

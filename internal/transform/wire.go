@@ -311,25 +311,29 @@ func (d *wireDecoder) fallback(data []byte, gvk *schema.GroupVersionKind, into r
 	return obj, got, nil
 }
 
-// reduce is the transform of a typed object, keeping a bookmark's
-// initial-events-end annotation (the reflector reads it; a bookmark has no name).
+// reduce is the transform of a typed object (reduceFallback).
 func (d *wireDecoder) reduce(obj runtime.Object) (runtime.Object, error) {
+	return reduceFallback(d.tf, obj)
+}
+
+// reduceFallback is the transform tf of an object a client-go decoder made (a
+// decoder's fallback), keeping a bookmark's initial-events-end annotation on
+// the record (the reflector reads it; a bookmark has no name, and the
+// transforms keep only the annotations the model reads).
+func reduceFallback(tf func(any) (any, error), obj runtime.Object) (runtime.Object, error) {
 	m, _ := obj.(metav1.Object)
 	end := m != nil && m.GetName() == "" && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
-	out, err := d.tf(obj)
+	out, err := tf(obj)
 	if err != nil {
 		return nil, err
 	}
 	rec, ok := out.(runtime.Object)
 	if !ok {
-		return nil, fmt.Errorf("wire: transform returned %T", out)
+		return nil, fmt.Errorf("transform returned %T", out)
 	}
 	if end {
-		switch r := rec.(type) {
-		case *model.Secret:
-			keepInitialEventsEnd(&r.ObjectMeta)
-		case *model.Pod:
-			keepInitialEventsEnd(&r.ObjectMeta)
+		if r, ok := rec.(annotated); ok {
+			keepInitialEventsEnd(r)
 		}
 	}
 	return rec, nil

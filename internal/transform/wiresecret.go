@@ -148,9 +148,18 @@ func (t *Transformer) secretFromWire(b []byte, s *wireScratch) (*model.Secret, e
 
 // keepInitialEventsEnd keeps the annotation of a watch-list's closing bookmark
 // (an object with no name): the reflector reads it from the decoded object.
-func keepInitialEventsEnd(m *model.ObjectMeta) {
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
+func keepInitialEventsEnd(m annotated) {
+	ann := m.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
 	}
-	m.Annotations[metav1.InitialEventsAnnotationKey] = "true"
+	ann[metav1.InitialEventsAnnotationKey] = "true"
+	m.SetAnnotations(ann)
+}
+
+// annotated is a record's metadata (model.ObjectMeta, promoted to every
+// record) as keepInitialEventsEnd needs it.
+type annotated interface {
+	GetAnnotations() map[string]string
+	SetAnnotations(map[string]string)
 }
