@@ -111,8 +111,8 @@ type nsResult struct {
 	recheck time.Time
 	metrics []prometheus.Metric
 	// findings are the typed findings among the metrics (Typed, agent check,
-	// the findings page): bounded by findings.
-	findings []finding.Finding
+	// the findings page), kept compact: bounded by findings.
+	findings []stored
 	// silenced counts the findings driftwatch.io/ignore kept out.
 	silenced int
 	// text is the metrics in the text exposition format, per family without the
@@ -162,7 +162,11 @@ type Findings struct {
 type Evaluation struct {
 	// At is the evaluation's time (Config.Now).
 	At time.Time
-	// Findings are sorted as Run sorts them.
+	// Findings are sorted as Run sorts them. Latest and Run fill them: the
+	// evaluation a scrape leaves keeps its findings compact (the per-namespace
+	// results' own, unsorted) until a reader asks, so the findings at rest
+	// cost what the per-namespace cache holds, not a second sorted copy with
+	// a label map per finding.
 	Findings []finding.Finding
 	// Failed names, sorted, the detectors that failed (a contained panic).
 	Failed []string
@@ -172,14 +176,90 @@ type Evaluation struct {
 	// avail is the availability signature the detectors ran under: an
 	// evaluation made before a resource synced is not reused after.
 	avail string
+	// lazy holds the findings until materialize fills Findings.
+	lazy *lazyFindings
 }
 
-// remember records an evaluation's findings for Latest (the caller holds mu).
-func (f *Findings) remember(at time.Time, found []finding.Finding, failed []string, silenced int) *Evaluation {
-	finding.Sort(found)
+// lazyFindings are an evaluation's findings in the order the detectors
+// produced them, as slices shared with the per-namespace results (never
+// modified).
+type lazyFindings struct {
+	once  sync.Once
+	parts [][]stored
+}
+
+// materialize fills ev.Findings, sorted, from the compact findings (once;
+// safe for concurrent readers).
+func (ev *Evaluation) materialize() *Evaluation {
+	if ev.lazy == nil {
+		return ev
+	}
+	ev.lazy.once.Do(func() {
+		n := 0
+		for _, p := range ev.lazy.parts {
+			n += len(p)
+		}
+		out := make([]finding.Finding, 0, n)
+		for _, p := range ev.lazy.parts {
+			for i := range p {
+				out = append(out, p[i].finding())
+			}
+		}
+		finding.Sort(out)
+		ev.Findings = out
+		ev.lazy.parts = nil
+	})
+	return ev
+}
+
+// stored is a finding as the collector keeps it between scrapes: its family,
+// its label values in the family's order and what the detector added. It is a
+// third of a finding.Finding with its label map; finding rebuilds that.
+type stored struct {
+	fam       *finding.Family
+	detector  string
+	values    []string
+	value     float64
+	evidence  string
+	consumers []finding.Consumer
+}
+
+// compact stores fs (exactly sized: the cache keeps them).
+func compact(fs []finding.Finding) []stored {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]stored, len(fs))
+	for i := range fs {
+		f := &fs[i]
+		values := make([]string, len(f.Family.Labels))
+		for j, l := range f.Family.Labels {
+			values[j] = f.Labels[l]
+		}
+		out[i] = stored{fam: f.Family, detector: f.Detector, values: values, value: f.Value, evidence: f.Evidence, consumers: f.Consumers}
+	}
+	return out
+}
+
+// finding is s as the emitter made it (emitter.gauge).
+func (s *stored) finding() finding.Finding {
+	lm := make(map[string]string, len(s.values))
+	for i, l := range s.fam.Labels {
+		lm[l] = s.values[i]
+	}
+	f := finding.New(s.fam, s.detector, lm, s.value)
+	f.Object, _ = s.fam.ObjectAt(s.values)
+	f.Evidence, f.Consumers = s.evidence, s.consumers
+	return f
+}
+
+// remember records an evaluation's findings for Latest (the caller holds mu):
+// parts are the per-namespace results' findings and the others', in the
+// order the detectors produced them.
+func (f *Findings) remember(at time.Time, parts [][]stored, failed []string, silenced int) *Evaluation {
 	failed = slices.Clone(failed)
 	slices.Sort(failed)
-	ev := &Evaluation{At: at, Findings: found, Failed: failed, Silenced: silenced, avail: f.cachedAvail}
+	ev := &Evaluation{At: at, Failed: failed, Silenced: silenced, avail: f.cachedAvail, lazy: &lazyFindings{parts: parts}}
 	f.last.Store(ev)
 	return ev
 }
@@ -204,19 +284,19 @@ func (f *Findings) fresh(maxAge time.Duration) *Evaluation {
 // Prometheus scraping more often than maxAge serves every reader.
 func (f *Findings) Latest(maxAge time.Duration) *Evaluation {
 	if ev := f.fresh(maxAge); ev != nil {
-		return ev
+		return ev.materialize()
 	}
 	f.refreshMu.Lock()
 	defer f.refreshMu.Unlock()
 	if ev := f.fresh(maxAge); ev != nil {
-		return ev // another reader evaluated meanwhile
+		return ev.materialize() // another reader evaluated meanwhile
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ev := f.fresh(maxAge); ev != nil {
-		return ev // a scrape evaluated meanwhile
+		return ev.materialize() // a scrape evaluated meanwhile
 	}
-	return f.runLocked()
+	return f.runLocked().materialize()
 }
 
 // NewFindings builds the collector.
@@ -274,15 +354,15 @@ func (f *Findings) Describe(ch chan<- *prometheus.Desc) { describe(collFindings,
 func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	var reused [][]prometheus.Metric
-	var found []finding.Finding
+	var found [][]stored
 	silenced := 0
 	f.byScrape++
 	fresh := f.evaluate(true, func(r *nsResult) {
 		reused = append(reused, r.metrics)
-		found = append(found, r.findings...)
+		found = append(found, r.findings)
 		silenced += r.silenced
 	})
-	f.remember(fresh.at, append(found, fresh.found...), fresh.failed, silenced+fresh.silencedTotal)
+	f.remember(fresh.at, append(found, compact(fresh.found)), fresh.failed, silenced+fresh.silencedTotal)
 	f.mu.Unlock()
 	for _, ms := range reused {
 		for _, m := range ms {
@@ -311,21 +391,20 @@ func (f *Findings) Typed() []finding.Finding {
 func (f *Findings) Run() Evaluation {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ev := *f.runLocked()
-	ev.Findings, ev.Failed = slices.Clone(ev.Findings), slices.Clone(ev.Failed)
-	return ev
+	ev := f.runLocked().materialize()
+	return Evaluation{At: ev.At, Findings: slices.Clone(ev.Findings), Failed: slices.Clone(ev.Failed), Silenced: ev.Silenced, avail: ev.avail}
 }
 
 // runLocked evaluates and remembers the findings (the caller holds mu).
 func (f *Findings) runLocked() *Evaluation {
-	var out []finding.Finding
+	var out [][]stored
 	silenced := 0
 	f.byRequest++
 	e := f.evaluate(false, func(r *nsResult) {
-		out = append(out, r.findings...)
+		out = append(out, r.findings)
 		silenced += r.silenced
 	})
-	return f.remember(e.at, append(out, e.found...), e.failed, silenced+e.silencedTotal)
+	return f.remember(e.at, append(out, compact(e.found)), e.failed, silenced+e.silencedTotal)
 }
 
 // evaluate runs the detectors (the caller holds f.mu). It hands each
@@ -414,7 +493,7 @@ func (f *Findings) emitPerNamespace(e *emitter, d detector, v model.View, avail 
 				allOK = false // not cached: evaluated again next scrape
 				continue
 			}
-			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), findings: slices.Clip(sub.found), recheck: recheck,
+			r = &nsResult{gen: gen, series: len(sub.buf), metrics: slices.Clip(sub.buf), findings: compact(sub.found), recheck: recheck,
 				silenced: sub.silencedTotal}
 		}
 		next[ns] = r

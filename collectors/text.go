@@ -50,11 +50,11 @@ func (f *Findings) textPieces() ([][]byte, error) {
 		chunks[d] = append(chunks[d], b)
 	}
 	var encErr error
-	var found []finding.Finding
+	var found [][]stored
 	silenced := 0
 	f.byScrape++
 	fresh := f.evaluate(false, func(r *nsResult) {
-		found = append(found, r.findings...)
+		found = append(found, r.findings)
 		silenced += r.silenced
 		if r.text == nil {
 			t, err := f.encode(r.metrics)
@@ -71,7 +71,7 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	if encErr != nil {
 		return nil, encErr
 	}
-	f.remember(fresh.at, append(found, fresh.found...), fresh.failed, silenced+fresh.silencedTotal)
+	f.remember(fresh.at, append(found, compact(fresh.found)), fresh.failed, silenced+fresh.silencedTotal)
 	t, err := f.encode(fresh.buf)
 	if err != nil {
 		return nil, err
