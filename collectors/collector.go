@@ -58,6 +58,13 @@ type Config struct {
 	// finding; "" is asked for cluster-scoped objects (ClusterSecretStores).
 	// nil: every namespace.
 	OwnsNamespace func(ns string) bool
+	// Live, when set, says whether the agent's caches have finished their
+	// initial sync (every started resource synced, or lost to a 403): until
+	// it first returns true no detector runs, so a restarted agent serves no
+	// finding computed from part of the cluster (its Secrets and Pods listed,
+	// its ExternalSecrets not yet). The agent latches it: a CRD installed
+	// later only holds back the detectors that need it. nil: live.
+	Live func() bool
 }
 
 func (c *Config) defaults() {
@@ -269,7 +276,7 @@ func (f *Findings) remember(at time.Time, parts [][]stored, failed []string, sil
 func (f *Findings) fresh(maxAge time.Duration) *Evaluation {
 	ev := f.last.Load()
 	if ev == nil || f.cfg.Now().Sub(ev.At) > maxAge ||
-		ev.avail != availSignature(model.AvailabilityOf(f.health.States())) {
+		ev.avail != availSignature(f.availability()) {
 		return nil
 	}
 	return ev
@@ -307,10 +314,19 @@ func NewFindings(store *model.Store, health model.Health, cfg Config) *Findings 
 	return f
 }
 
+// availability is what the detectors may read now: nothing before the
+// caches are live (Config.Live).
+func (f *Findings) availability() model.Availability {
+	if f.cfg.Live != nil && !f.cfg.Live() {
+		return model.Availability{}
+	}
+	return model.AvailabilityOf(f.health.States())
+}
+
 // Skipped lists, sorted, the detectors that do not run now: a resource they
 // need is not served, not permitted or not synced.
 func (f *Findings) Skipped() []string {
-	avail := model.AvailabilityOf(f.health.States())
+	avail := f.availability()
 	out := []string{}
 	for _, d := range f.detectors {
 		if !avail.All(d.requires...) {
@@ -411,7 +427,7 @@ func (f *Findings) runLocked() *Evaluation {
 // per-namespace result, computed now or reused, to result and returns the other
 // metrics (cluster-wide detectors, detector_* gauges).
 func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
-	avail := model.AvailabilityOf(f.health.States())
+	avail := f.availability()
 	now := f.cfg.Now()
 	if sig := availSignature(avail); sig != f.cachedAvail || f.cached == nil {
 		f.cached, f.cachedAvail = map[string]map[string]*nsResult{}, sig

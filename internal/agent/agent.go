@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -149,6 +150,22 @@ func New(c Clients, cfg Config) *Agent {
 	}
 	if cfg.Findings.Logger == nil {
 		cfg.Findings.Logger = log
+	}
+	if cfg.Findings.Live == nil {
+		// No finding before the initial sync of every resource the agent
+		// watches (what /readyz waits for), latched: afterwards each detector
+		// runs when the resources it needs are available.
+		var live atomic.Bool
+		cfg.Findings.Live = func() bool {
+			if live.Load() {
+				return true
+			}
+			if mgr.Ready() {
+				live.Store(true)
+				return true
+			}
+			return false
+		}
 	}
 	findings := dwcollectors.NewFindings(store, mgr, cfg.Findings)
 	others := []prometheus.Collector{
