@@ -204,6 +204,9 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 				if ns == "" {
 					ns = h.Namespace
 				}
+				if !v.InScope(ns) {
+					continue // the target is in ns (DesiredTarget), another namespace's: a scoped view sees every release
+				}
 				x.Namespace = ns
 				t, ok := DesiredTarget(v, &x)
 				if !ok {
