@@ -3,6 +3,8 @@ package model
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -41,5 +43,33 @@ func BenchmarkFingerprintKey(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		f.Key(v)
+	}
+}
+
+// WrittenKeys sorts and deduplicates in one allocation what unionSorted did
+// with a map: the same keys for any spec.data and template keys.
+func TestWrittenKeysEqualsUnion(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	pick := func() []string {
+		var out []string
+		for range r.IntN(6) {
+			out = append(out, []string{"", "a", "b", "c", "user", "password"}[r.IntN(6)])
+		}
+		return out
+	}
+	for range 2000 {
+		w := ESWrites{DataKeys: pick(), TemplateKeys: pick()}
+		if w.RendersOnly() {
+			continue
+		}
+		var data []string
+		for _, k := range w.DataKeys {
+			if k != "" {
+				data = append(data, k)
+			}
+		}
+		if got, want := w.WrittenKeys(), unionSorted(data, w.TemplateKeys); !slices.Equal(got, want) {
+			t.Fatalf("%+v: WrittenKeys %q, want %q", w, got, want)
+		}
 	}
 }

@@ -272,13 +272,20 @@ func (w *ESWrites) WrittenKeys() []string {
 	if w.RendersOnly() {
 		return append([]string(nil), w.TemplateKeys...)
 	}
-	var data []string
+	// unionSorted(DataKeys without "", TemplateKeys) in one allocation: it
+	// runs for every ExternalSecret at every evaluation.
+	out := make([]string, 0, len(w.DataKeys)+len(w.TemplateKeys))
 	for _, k := range w.DataKeys {
 		if k != "" {
-			data = append(data, k)
+			out = append(out, k)
 		}
 	}
-	return unionSorted(data, w.TemplateKeys)
+	out = append(out, w.TemplateKeys...)
+	if len(out) == 0 {
+		return nil
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ExternalSecret is the value-free record of an ESO ExternalSecret.
