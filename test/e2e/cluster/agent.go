@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,30 +37,25 @@ var (
 	agentErr  error
 )
 
-// BuildAgent builds ./cmd/agent once per test process (into Dir) and
-// returns the binary's path.
+// BuildAgent builds ./cmd/agent once per test process (into Dir), or takes
+// the one test/run.sh built for the whole suite ($DRIFTWATCH_AGENT_BIN,
+// tools.BuildAgent), and returns the binary's path.
 func (c *Cluster) BuildAgent() (string, error) {
 	agentOnce.Do(func() {
-		root, err := tools.RepoRoot()
-		if err != nil {
-			agentErr = err
-			return
-		}
 		dir := filepath.Join(c.Dir, "agent-bin")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			agentErr = err
 			return
 		}
-		bin := filepath.Join(dir, "driftwatch")
 		t0 := time.Now()
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/agent")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			agentErr = fmt.Errorf("go build ./cmd/agent: %w\n%s", err, out)
-			return
+		agentBin, agentErr = tools.BuildAgent(filepath.Join(dir, "driftwatch"))
+		switch {
+		case agentErr != nil:
+		case tools.PrebuiltAgent() != "":
+			c.logf("the agent test/run.sh built: %s", agentBin)
+		default:
+			c.logf("built the agent in %s", time.Since(t0).Round(time.Millisecond))
 		}
-		c.logf("built the agent in %s", time.Since(t0).Round(time.Millisecond))
-		agentBin = bin
 	})
 	return agentBin, agentErr
 }

@@ -37,11 +37,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	agentBin = filepath.Join(dir, "agent")
-	cmd := exec.Command("go", "build", "-o", agentBin, "./cmd/agent")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./cmd/agent: %v\n%s", err, out)
+	if agentBin, err = tools.BuildAgent(filepath.Join(dir, "agent")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

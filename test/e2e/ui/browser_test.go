@@ -42,16 +42,10 @@ import (
 // test ends; it returns the base URL once /readyz answers.
 func startDemo(t *testing.T) string {
 	t.Helper()
-	root, err := tools.RepoRoot()
+	dir := t.TempDir()
+	bin, err := tools.BuildAgent(filepath.Join(dir, "driftwatch"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "driftwatch")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/agent")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/agent: %v\n%s", err, out)
 	}
 	ports, err := cluster.FreePorts(1)
 	if err != nil {
