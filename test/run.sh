@@ -80,10 +80,16 @@ set +m
 # Three packages at a time on two cores: the end-to-end packages spend most of
 # their time waiting on real controllers (the load stayed at 1-2.5 with two at
 # a time), and with two the warm suite passed 15 minutes once the node test came.
-# The four longest packages (about 3.5 minutes each) are named first so that
-# they start first instead of ending the run alone; go test drops the repeats.
+# The end-to-end packages are named longest first (their warm package times,
+# about 400 s for the node down to 25 s for ui) so that the short ones fill
+# the gaps at the end instead of a 100-s package ending the run alone (with
+# only the four longest named, sharding or load did: 30 s of the step's wall
+# in a simulation of the last run's times); go test drops the repeats.
 DRIFTWATCH_AGENT_BIN="$work/driftwatch" go test -count=1 -p "${DRIFTWATCH_TEST_PARALLEL:-3}" -timeout 45m \
-  ./test/e2e/node/ ./test/e2e/argocd/ ./test/e2e/corpus/ ./test/e2e/storefaults/ ./...
+  ./test/e2e/node/ ./test/e2e/corpus/ ./test/e2e/argocd/ ./test/e2e/storefaults/ ./test/e2e/faults/ \
+  ./test/e2e/corpus/gitops/ ./test/e2e/fullchain/ ./test/e2e/sharding/ ./test/e2e/load/ ./test/e2e/flux/ \
+  ./test/e2e/detectors/ ./test/bench/ ./test/e2e/cluster/ ./test/e2e/chart/ ./test/e2e/leak/ ./test/e2e/ui/ \
+  ./...
 
 step "race detector on the concurrent packages"
 CGO_ENABLED=1 go test -count=1 -race ./internal/model/ ./internal/kube/ ./internal/transform/ ./collectors/ ./internal/agent/
