@@ -75,6 +75,7 @@ func (s sizes) String() string {
 type config struct {
 	sizes        []sizes
 	revisions    int
+	appSyncs     int
 	scrapes      int
 	settle       time.Duration
 	pollInterval time.Duration
@@ -94,6 +95,7 @@ func run(args []string, stdout io.Writer) int {
 	fs := flag.NewFlagSet("gitops", flag.ContinueOnError)
 	sz := fs.String("sizes", "500/50/500,1000/100/1000", "comma-separated KUSTOMIZATIONS/ARTIFACTS/APPLICATIONS, measured one after another, each on a fresh stack")
 	fs.IntVar(&c.revisions, "revisions", 5, "revision bumps measured per size (one artifact each)")
+	fs.IntVar(&c.appSyncs, "app-syncs", 3, "Application syncs to a new revision measured per size (the next scrape's time and the agent's CPU)")
 	fs.IntVar(&c.scrapes, "scrapes", 50, "timed /metrics scrapes per size")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after every build is done before reading steady RSS and heap")
 	fs.DurationVar(&c.pollInterval, "flux-poll-interval", time.Second, "the agent's --flux-poll-interval (default there 30s; shorter here so a revision's wall time is not a wait)")
@@ -107,7 +109,7 @@ func run(args []string, stdout io.Writer) int {
 	}
 	if c.smoke {
 		*sz = "20/2/20"
-		c.revisions, c.scrapes, c.settle = 1, 5, time.Second
+		c.revisions, c.appSyncs, c.scrapes, c.settle = 1, 1, 5, time.Second
 	}
 	for _, s := range strings.Split(*sz, ",") {
 		var x sizes
@@ -161,7 +163,7 @@ func run(args []string, stdout io.Writer) int {
 	bad := len(results) != len(c.sizes)
 	for _, r := range results {
 		if r.err != nil || r.syncWall == 0 || r.builtWall == 0 || r.steadyRSS == 0 || r.heapLive == 0 || len(r.scrapeTimes) == 0 ||
-			len(r.revWall) != r.sz.Revisions {
+			len(r.revWall) != r.sz.Revisions || len(r.appScrape) != min(c.appSyncs, r.sz.Applications) {
 			fmt.Fprintf(os.Stderr, "gitops: %s incomplete (err: %v)\n", r.sz, r.err)
 			bad = true
 		}
@@ -198,7 +200,8 @@ type result struct {
 	syncWall, builtWall            time.Duration
 	syncCPU, builtCPU              float64
 	buildPolls                     int
-	buildCPUNet                    float64 // from sync to built, the polling scrapes taken out
+	buildPollMax                   time.Duration // the longest polling scrape during the builds
+	buildCPUNet                    float64       // from sync to built, the polling scrapes taken out
 	fetches                        float64
 	peakRSS, steadyRSS, anon, file float64
 	heapInuse, heapLive            float64
@@ -210,6 +213,9 @@ type result struct {
 	revWall                        []time.Duration
 	revCPU, revCPUNet              []float64
 	revPolls                       []int
+	revPollMax                     []time.Duration // the longest polling scrape of each revision
+	appScrape                      []time.Duration // the scrape after each Application sync
+	appCPU                         []float64       // CPU from the Application's write to that scrape's end, net of idle
 	load                           string
 	err                            error
 }
@@ -341,8 +347,9 @@ func measureSize(ctx context.Context, c config, s sizes, bin, tmp string, logf f
 		if ch.exited() {
 			return fail(errors.New("the agent exited"))
 		}
-		_, body, _, err := get(url + "/metrics")
+		_, body, d, err := get(url + "/metrics")
 		res.buildPolls++
+		res.buildPollMax = max(res.buildPollMax, d)
 		if err == nil {
 			res.fetches, _ = metricValue(body, `driftwatch_flux_artifact_fetches_total{result="ok"}`)
 			found := series(body, "driftwatch_gitops_synced_entries_missing", `source="flux"`, drift)
@@ -425,12 +432,13 @@ func measureSize(ctx context.Context, c config, s sizes, bin, tmp string, logf f
 		if err != nil {
 			return fail(fmt.Errorf("revision: %w", err))
 		}
-		polls := 0
+		polls, pollMax := 0, time.Duration(0)
 		want := `sync_name="` + sourceName(r) + `-k`
 		for {
 			time.Sleep(250 * time.Millisecond)
-			_, body, _, err := get(url + "/metrics")
+			_, body, d, err := get(url + "/metrics")
 			polls++
+			pollMax = max(pollMax, d)
 			if err == nil && series(body, "driftwatch_secret_key_pending_sync", `key="`+newKey+`"`, want) >= w.per {
 				break
 			}
@@ -443,8 +451,36 @@ func measureSize(ctx context.Context, c config, s sizes, bin, tmp string, logf f
 		res.revCPU = append(res.revCPU, cpu)
 		res.revCPUNet = append(res.revCPUNet, max(0, cpu-res.idleCPU*wall.Seconds()-float64(polls)*res.scrapeCPU))
 		res.revPolls = append(res.revPolls, polls)
-		logf("  revision of %s reflected in %s, %.2f CPU s (%.2f net of idle and %d polling scrapes)", sourceName(r), wall.Round(time.Millisecond),
-			cpu, res.revCPUNet[r], polls)
+		res.revPollMax = append(res.revPollMax, pollMax)
+		logf("  revision of %s reflected in %s, %.2f CPU s (%.2f net of idle and %d polling scrapes, the longest %s)", sourceName(r), wall.Round(time.Millisecond),
+			cpu, res.revCPUNet[r], polls, pollMax.Round(time.Millisecond))
+		time.Sleep(2 * time.Second)
+	}
+	// Applications: one at a time, a sync to a new revision (what the
+	// application-controller writes: sync and operationState at the new
+	// revision, one more history entry), then the next scrape, timed, with
+	// the agent's CPU from the write to the scrape's end.
+	for i := 0; i < c.appSyncs && i < s.Applications && ctx.Err() == nil; i++ {
+		ar := dyn.Resource(appGVR).Namespace(argoNS)
+		name := appName(1 + i*7%max(1, s.Applications-1))
+		t1, c1 := time.Now(), ch.cpuSeconds()
+		obj, err := ar.Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			syncTo(obj, fmt.Sprintf("%040x", 5000000+i))
+			_, err = ar.Update(ctx, obj, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			return fail(fmt.Errorf("application sync: %w", err))
+		}
+		time.Sleep(2 * time.Second) // the watch event lands
+		_, _, d, err := get(url + "/metrics")
+		if err != nil {
+			return fail(fmt.Errorf("scrape after an application sync: %w", err))
+		}
+		wall, cpu := time.Since(t1), ch.cpuSeconds()-c1
+		res.appScrape = append(res.appScrape, d)
+		res.appCPU = append(res.appCPU, max(0, cpu-res.idleCPU*wall.Seconds()))
+		logf("  sync of Application %s: next scrape %s, %.2f CPU s net of idle", name, d.Round(time.Millisecond), res.appCPU[i])
 		time.Sleep(2 * time.Second)
 	}
 	res.load = loadAvg()
@@ -531,6 +567,14 @@ func render(c config, mach string, rs []result) string {
 		if r.err == nil {
 			ok = append(ok, r)
 		}
+	}
+	b.WriteString("\nThe scrape that follows a GitOps change (the findings of every namespace evaluated again), against the steady scrape:\n\n" +
+		"| size | steady scrape p50 ms | longest scrape during the initial builds s | longest scrape of a revision s (median) | scrape after an Application sync s (median) | CPU s per Application sync (median, net of idle) |\n" +
+		"|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range ok {
+		fmt.Fprintf(&b, "| %d KS / %d apps | %d | %.1f | %.1f | %.1f | %.2f |\n", r.sz.Kustomizations, r.sz.Applications,
+			quantile(r.scrapeTimes, 0.5).Milliseconds(), r.buildPollMax.Seconds(), medianDur(r.revPollMax).Seconds(),
+			medianDur(r.appScrape).Seconds(), median(r.appCPU))
 	}
 	if len(ok) >= 2 {
 		a, z := ok[0], ok[len(ok)-1]

@@ -443,3 +443,30 @@ func application(i int) (*unstructured.Unstructured, []managedObj) {
 }
 
 func appName(i int) string { return fmt.Sprintf("app-%04d", i) }
+
+// syncTo records on an Application what a successful automated sync to rev
+// writes: sync status Synced at rev, operationState at rev (finished now),
+// one more history entry.
+func syncTo(app *unstructured.Unstructured, rev string) {
+	st, _ := app.Object["status"].(map[string]any)
+	if st == nil {
+		return
+	}
+	t := now()
+	if sy, ok := st["sync"].(map[string]any); ok {
+		sy["status"], sy["revision"] = "Synced", rev
+	}
+	if op, ok := st["operationState"].(map[string]any); ok {
+		op["phase"], op["startedAt"], op["finishedAt"] = "Succeeded", t, t
+		if o, ok := op["operation"].(map[string]any); ok {
+			o["sync"] = map[string]any{"revision": rev}
+		}
+		if sr, ok := op["syncResult"].(map[string]any); ok {
+			sr["revision"] = rev
+		}
+	}
+	h, _ := st["history"].([]any)
+	st["history"] = append(h, map[string]any{"id": int64(len(h) + 1), "revision": rev, "deployedAt": t, "deployStartedAt": t,
+		"source": map[string]any{"repoURL": "https://git.example.com/apps.git", "path": "apps/" + app.GetName(), "targetRevision": "main"}})
+	st["reconciledAt"] = t
+}

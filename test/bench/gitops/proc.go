@@ -96,7 +96,7 @@ func (c *child) statusKB(field string) float64 {
 	return 0
 }
 
-var httpc = &http.Client{Timeout: 60 * time.Second}
+var httpc = &http.Client{Timeout: 15 * time.Minute} // a scrape after a GitOps change can take minutes at scale
 
 func get(url string) (int, []byte, time.Duration, error) {
 	t0 := time.Now()
