@@ -95,7 +95,7 @@ func run(args []string, stdout io.Writer) int {
 	fs := flag.NewFlagSet("gitops", flag.ContinueOnError)
 	sz := fs.String("sizes", "500/50/500,1000/100/1000", "comma-separated KUSTOMIZATIONS/ARTIFACTS/APPLICATIONS, measured one after another, each on a fresh stack")
 	fs.IntVar(&c.revisions, "revisions", 5, "revision bumps measured per size (one artifact each)")
-	fs.IntVar(&c.appSyncs, "app-syncs", 3, "Application syncs to a new revision measured per size (the next scrape's time and the agent's CPU)")
+	fs.IntVar(&c.appSyncs, "app-syncs", 3, "Application syncs to a new revision, and as many reconciledAt-only refreshes, measured per size (the next scrape's time and the agent's CPU)")
 	fs.IntVar(&c.scrapes, "scrapes", 50, "timed /metrics scrapes per size")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after every build is done before reading steady RSS and heap")
 	fs.DurationVar(&c.pollInterval, "flux-poll-interval", time.Second, "the agent's --flux-poll-interval (default there 30s; shorter here so a revision's wall time is not a wait)")
@@ -163,7 +163,7 @@ func run(args []string, stdout io.Writer) int {
 	bad := len(results) != len(c.sizes)
 	for _, r := range results {
 		if r.err != nil || r.syncWall == 0 || r.builtWall == 0 || r.steadyRSS == 0 || r.heapLive == 0 || len(r.scrapeTimes) == 0 ||
-			len(r.revWall) != r.sz.Revisions || len(r.appScrape) != min(c.appSyncs, r.sz.Applications) {
+			len(r.revWall) != r.sz.Revisions || (r.sz.Applications > 1 && (len(r.appScrape) != c.appSyncs || len(r.refreshScrape) != c.appSyncs)) {
 			fmt.Fprintf(os.Stderr, "gitops: %s incomplete (err: %v)\n", r.sz, r.err)
 			bad = true
 		}
@@ -216,6 +216,8 @@ type result struct {
 	revPollMax                     []time.Duration // the longest polling scrape of each revision
 	appScrape                      []time.Duration // the scrape after each Application sync
 	appCPU                         []float64       // CPU from the Application's write to that scrape's end, net of idle
+	refreshScrape                  []time.Duration // the scrape after each reconciledAt-only status write
+	refreshCPU                     []float64
 	load                           string
 	err                            error
 }
@@ -456,31 +458,46 @@ func measureSize(ctx context.Context, c config, s sizes, bin, tmp string, logf f
 			cpu, res.revCPUNet[r], polls, pollMax.Round(time.Millisecond))
 		time.Sleep(2 * time.Second)
 	}
-	// Applications: one at a time, a sync to a new revision (what the
+	// Applications, one at a time: a sync to a new revision (what the
 	// application-controller writes: sync and operationState at the new
-	// revision, one more history entry), then the next scrape, timed, with
-	// the agent's CPU from the write to the scrape's end.
-	for i := 0; i < c.appSyncs && i < s.Applications && ctx.Err() == nil; i++ {
-		ar := dyn.Resource(appGVR).Namespace(argoNS)
-		name := appName(1 + i*7%max(1, s.Applications-1))
+	// revision, one more history entry), then a refresh (status.reconciledAt
+	// alone, as every reconciliation writes it, by default every 3 minutes
+	// per Application); each followed by the next scrape, timed, with the
+	// agent's CPU from the write to that scrape's end.
+	ar := dyn.Resource(appGVR).Namespace(argoNS)
+	for i := 0; i < 2*c.appSyncs && s.Applications > 1 && ctx.Err() == nil; i++ {
+		refresh := i >= c.appSyncs
+		name := appName(1 + i*7%(s.Applications-1))
 		t1, c1 := time.Now(), ch.cpuSeconds()
 		obj, err := ar.Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
-			syncTo(obj, fmt.Sprintf("%040x", 5000000+i))
+			if refresh {
+				if st, ok := obj.Object["status"].(map[string]any); ok {
+					st["reconciledAt"] = time.Now().UTC().Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+				}
+			} else {
+				syncTo(obj, fmt.Sprintf("%040x", 5000000+i))
+			}
 			_, err = ar.Update(ctx, obj, metav1.UpdateOptions{})
 		}
 		if err != nil {
-			return fail(fmt.Errorf("application sync: %w", err))
+			return fail(fmt.Errorf("application write: %w", err))
 		}
 		time.Sleep(2 * time.Second) // the watch event lands
 		_, _, d, err := get(url + "/metrics")
 		if err != nil {
-			return fail(fmt.Errorf("scrape after an application sync: %w", err))
+			return fail(fmt.Errorf("scrape after an application write: %w", err))
 		}
 		wall, cpu := time.Since(t1), ch.cpuSeconds()-c1
-		res.appScrape = append(res.appScrape, d)
-		res.appCPU = append(res.appCPU, max(0, cpu-res.idleCPU*wall.Seconds()))
-		logf("  sync of Application %s: next scrape %s, %.2f CPU s net of idle", name, d.Round(time.Millisecond), res.appCPU[i])
+		net := max(0, cpu-res.idleCPU*wall.Seconds())
+		what := "sync"
+		if refresh {
+			what = "refresh (reconciledAt only)"
+			res.refreshScrape, res.refreshCPU = append(res.refreshScrape, d), append(res.refreshCPU, net)
+		} else {
+			res.appScrape, res.appCPU = append(res.appScrape, d), append(res.appCPU, net)
+		}
+		logf("  %s of Application %s: next scrape %s, %.2f CPU s net of idle", what, name, d.Round(time.Millisecond), net)
 		time.Sleep(2 * time.Second)
 	}
 	res.load = loadAvg()
@@ -569,12 +586,12 @@ func render(c config, mach string, rs []result) string {
 		}
 	}
 	b.WriteString("\nThe scrape that follows a GitOps change (the findings of every namespace evaluated again), against the steady scrape:\n\n" +
-		"| size | steady scrape p50 ms | longest scrape during the initial builds s | longest scrape of a revision s (median) | scrape after an Application sync s (median) | CPU s per Application sync (median, net of idle) |\n" +
-		"|---|---:|---:|---:|---:|---:|\n")
+		"| size | steady scrape p50 ms | longest scrape during the initial builds s | longest scrape of a revision s (median) | scrape after an Application sync s (median) | CPU s per Application sync (median, net of idle) | scrape after an Application refresh s (median) | CPU s per refresh |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range ok {
-		fmt.Fprintf(&b, "| %d KS / %d apps | %d | %.1f | %.1f | %.1f | %.2f |\n", r.sz.Kustomizations, r.sz.Applications,
+		fmt.Fprintf(&b, "| %d KS / %d apps | %d | %.1f | %.1f | %.1f | %.2f | %.1f | %.2f |\n", r.sz.Kustomizations, r.sz.Applications,
 			quantile(r.scrapeTimes, 0.5).Milliseconds(), r.buildPollMax.Seconds(), medianDur(r.revPollMax).Seconds(),
-			medianDur(r.appScrape).Seconds(), median(r.appCPU))
+			medianDur(r.appScrape).Seconds(), median(r.appCPU), medianDur(r.refreshScrape).Seconds(), median(r.refreshCPU))
 	}
 	if len(ok) >= 2 {
 		a, z := ok[0], ok[len(ok)-1]
