@@ -53,7 +53,7 @@ bench-e2e: tools ## full-size bench on the real apiserver (~30 min with the late
 bench-smoke: tools ## tiny bench (~2 min): checks every row, the latency ratio and the side-by-side table are produced
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --smoke
 
-bench-gitops: tools ## the GitOps paths at scale on the real apiserver (~25 min: 500 then 1,000 Kustomizations over 50/100 artifacts, 500/1,000 Applications; GITOPSFLAGS=--smoke for a tiny run; numbers, never assertions)
+bench-gitops: tools ## the GitOps paths at scale on the real apiserver (~30 min: 500 then 1,000 Kustomizations over 50/100 artifacts, 500/1,000 Applications; GITOPSFLAGS=--smoke for a tiny run; numbers, never assertions)
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench/gitops --report bench-gitops-report.md $(GITOPSFLAGS)
 
 clean:
