@@ -570,10 +570,10 @@ func render(c config, mach string, rs []result) string {
 			continue
 		}
 		build := r.builtCPU - r.syncCPU
-		fmt.Fprintf(&b, "| %d KS / %d artifacts / %d apps | %d | %.1f | %.2f | %.1f | %.1f (%.1f) | %.0f | %.1f (%.1f / %.1f) | %.1f | %.1f | %.1f | %.3f | %.1f | %.2f (%.2f) | %d / %d | %.1f | %d | %s |\n",
+		fmt.Fprintf(&b, "| %d KS / %d artifacts / %d apps | %d | %.1f | %.2f | %.1f | %.1f (%.1f) | %.0f | %.1f (%.1f / %.1f) | %.1f | %.1f | %.1f | %.3f | %s | %s | %d / %d | %.1f | %d | %s |\n",
 			r.sz.Kustomizations, r.sz.Artifacts, r.sz.Applications, r.objects, r.syncWall.Seconds(), r.syncCPU, r.builtWall.Seconds(), build, r.buildCPUNet,
 			1000*r.buildCPUNet/float64(r.sz.Kustomizations), r.steadyRSS/mib, r.anon/mib, r.file/mib, r.peakRSS/mib, r.heapInuse/mib, r.heapLive/mib, r.idleCPU,
-			medianDur(r.revWall).Seconds(), median(r.revCPU), median(r.revCPUNet),
+			orDash(len(r.revWall) > 0, fmt.Sprintf("%.1f", medianDur(r.revWall).Seconds())), orDash(len(r.revWall) > 0, fmt.Sprintf("%.2f (%.2f)", median(r.revCPU), median(r.revCPUNet))),
 			quantile(r.scrapeTimes, 0.5).Milliseconds(), quantile(r.scrapeTimes, 0.99).Milliseconds(), r.scrapeCPU*1000, r.seriesN, r.load)
 	}
 	b.WriteString("\nbuild CPU: from the informers' sync to the last Kustomization built, gross and net of the 1 s polling scrapes (their count × the scrape CPU); " +
@@ -591,7 +591,7 @@ func render(c config, mach string, rs []result) string {
 	for _, r := range ok {
 		fmt.Fprintf(&b, "| %d KS / %d apps | %d | %.1f | %.1f | %.1f | %.2f | %.1f | %.2f |\n", r.sz.Kustomizations, r.sz.Applications,
 			quantile(r.scrapeTimes, 0.5).Milliseconds(), r.buildPollMax.Seconds(), medianDur(r.revPollMax).Seconds(),
-			medianDur(r.appScrape).Seconds(), median(r.appCPU), medianDur(r.refreshScrape).Seconds(), median(r.refreshCPU))
+			medianDur(r.appScrape).Seconds(), median(r.appCPU), medianDur(r.refreshScrape).Seconds(), median(r.refreshCPU)) // 0 when not measured
 	}
 	if len(ok) >= 2 {
 		a, z := ok[0], ok[len(ok)-1]
@@ -627,4 +627,12 @@ func render(c config, mach string, rs []result) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// orDash is s, or "–" for a figure not measured.
+func orDash(ok bool, s string) string {
+	if !ok {
+		return "–"
+	}
+	return s
 }
