@@ -150,8 +150,11 @@ func (s *Store) UpsertKustomization(k *FluxKustomization) {
 	f := s.flux()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ks[refOf(k.Namespace, k.Name)] = k
-	f.gen++
+	key := refOf(k.Namespace, k.Name)
+	if !sameButVersion(f.ks[key], k) { // a status write at every reconcile that changed nothing kept
+		f.gen++
+	}
+	f.ks[key] = k
 }
 
 // DeleteKustomization forgets a Kustomization and its build.
@@ -170,8 +173,11 @@ func (s *Store) UpsertFluxSource(src *FluxSource) {
 	f := s.flux()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sources[srcKey{src.Kind, src.Namespace, src.Name}] = src
-	f.gen++
+	key := srcKey{src.Kind, src.Namespace, src.Name}
+	if !sameButVersion(f.sources[key], src) {
+		f.gen++
+	}
+	f.sources[key] = src
 }
 
 // DeleteFluxSource forgets a source.

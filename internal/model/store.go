@@ -1,6 +1,7 @@
 package model
 
 import (
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -345,9 +346,40 @@ func (s *Store) DeleteHelmRelease(ns, name string) {
 func (s *Store) UpsertApp(a *ArgoApp) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.touchAll()
-	s.apps[refOf(a.Namespace, a.Name)] = a
+	k := refOf(a.Namespace, a.Name)
+	if !sameAppRecord(s.apps[k], a) {
+		// Every namespace's findings may read an Application (the desired
+		// state it delivers): all are evaluated again, unless nothing the
+		// record keeps changed. Argo CD writes an Application's status at
+		// every refresh (status.reconciledAt, every 3 minutes by default):
+		// with hundreds of Applications, invalidating on each write kept
+		// every scrape re-evaluating every namespace (test/bench/gitops).
+		s.touchAll()
+	}
+	s.apps[k] = a
 }
+
+// sameAppRecord reports whether two records of an Application say the same
+// but for their resourceVersion (which nothing reads).
+func sameAppRecord(old, cur *ArgoApp) bool { return sameButVersion(old, cur) }
+
+// sameButVersion reports whether two records of an object say the same but
+// for their resourceVersion: a write that changed nothing a record keeps
+// (a controller's status write at every reconcile) needs no evaluation.
+func sameButVersion[T any, P interface {
+	*T
+	versioned
+}](old, cur P) bool {
+	if old == nil || cur == nil {
+		return false
+	}
+	a, b := *old, *cur
+	P(&a).SetResourceVersion("")
+	P(&b).SetResourceVersion("")
+	return reflect.DeepEqual(a, b)
+}
+
+type versioned interface{ SetResourceVersion(string) }
 
 // DeleteApp forgets an Application.
 func (s *Store) DeleteApp(ns, name string) {
