@@ -16,9 +16,9 @@ import (
 
 // The latency-as-a-ratio phase (issue 35): in the same run, on the same
 // apiserver and under the same background load of Secret updates, the bare
-// informer's event delivery latency (baseline --probe: from the return of the
+// informer's event delivery latency (baseline --probe: from the start of the
 // write of the probe Secret to the arrival of its event at the informer's
-// handler) and driftwatch's event→metric latency (from the return of the write
+// handler) and driftwatch's event→metric latency (from the start of the write
 // to the first back-to-back scrape showing the consequence), at each load rate,
 // several repetitions, the order of the two processes alternating per
 // repetition.
@@ -171,8 +171,8 @@ func scrapeNote(pr probeResult) string {
 
 // toggleProbe removes the key PROBE of the probe Secret if it has it, adds it
 // otherwise, and returns the resourceVersion of the write, when it returned and
-// its round trip.
-func toggleProbe(ctx context.Context, cs kubernetesClient, w *world) (rv string, wrote time.Time, rtt time.Duration, err error) {
+// its round trip; start is when the write's request was about to be sent.
+func toggleProbe(ctx context.Context, cs kubernetesClient, w *world) (rv string, start time.Time, rtt time.Duration, err error) {
 	secrets := cs.CoreV1().Secrets(w.probeNS)
 	s, err := secrets.Get(ctx, w.probeName, metav1.GetOptions{})
 	if err != nil {
@@ -188,20 +188,20 @@ func toggleProbe(ctx context.Context, cs kubernetesClient, w *world) (rv string,
 	if err != nil {
 		return "", time.Time{}, 0, err
 	}
-	wrote = time.Now()
-	return got.ResourceVersion, wrote, wrote.Sub(t0), nil
+	return got.ResourceVersion, t0, time.Since(t0), nil
 }
 
 // probeBare toggles PROBE n times and, for each write, asks the baseline
 // process when the event with the write's resourceVersion reached its
-// informer's handler: latency = arrival − return of the write (both
-// time.Now().UnixNano() on this machine; negative when the event arrived
-// before the client had read the write's response: under load the watch
-// stream can beat the write's own response, whose round trip is reported).
+// informer's handler: latency = arrival − start of the write (both
+// time.Now().UnixNano() on this machine). Measured from the start, not the
+// return, of the write: the watch stream can beat the write's own response,
+// which made the bare figure negative on a loaded machine (CI, stop 43), and
+// driftwatch's row is measured from the same instant.
 func probeBare(ctx context.Context, cs kubernetesClient, w *world, probeURL string, n int, gap time.Duration) (probeResult, error) {
 	var res probeResult
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		rv, wrote, rtt, err := toggleProbe(ctx, cs, w)
+		rv, start, rtt, err := toggleProbe(ctx, cs, w)
 		if err != nil {
 			return res, err
 		}
@@ -219,7 +219,7 @@ func probeBare(ctx context.Context, cs kubernetesClient, w *world, probeURL stri
 			if err != nil {
 				return res, fmt.Errorf("/probe: %q", body)
 			}
-			res.latencies = append(res.latencies, time.Duration(at-wrote.UnixNano()))
+			res.latencies = append(res.latencies, time.Duration(at-start.UnixNano()))
 		}
 		time.Sleep(gap)
 	}
@@ -317,7 +317,7 @@ func (lr latencyResult) render() string {
 	fmt.Fprintf(&b, "\n## Latency as a ratio (issue 35)\n\n")
 	fmt.Fprintf(&b, "%d repetitions × {bare informer, driftwatch} (order alternating per repetition), each process synced once and then probed at %s updates/s of background load (%d probes per rate, after a warm-up); %s in all; load average %s at the start, %s at the end.\n",
 		lr.reps, joinInts(lr.rates), lr.probes, lr.took.Round(time.Second), lr.loadStart, lr.loadEnd)
-	fmt.Fprintln(&b, "bare = from the return of the write of the probe Secret to the arrival of its event (same resourceVersion) at the bare informer's handler; driftwatch = from the return of the write to the end of the first back-to-back /metrics scrape showing `driftwatch_secret_missing_key{key=\"PROBE\"}` change (includes up to one scrape). p50/p99 over every probe of every repetition; spread = min–max of the repetitions' p99. A negative bare latency: the event reached the informer before the bench's client had the write's response (the write's round trip, last column, is the bench's own view of the apiserver). Achieved rates below the requested one: the loader drops what the apiserver does not take; the process under test shares the CPUs with it and the apiserver.")
+	fmt.Fprintln(&b, "bare = from the start of the write of the probe Secret (the Update request about to be sent) to the arrival of its event (same resourceVersion) at the bare informer's handler; driftwatch = from the start of the write to the end of the first back-to-back /metrics scrape showing `driftwatch_secret_missing_key{key=\"PROBE\"}` change (includes up to one scrape). Both include the write's own processing by the apiserver (its round trip, last column, is the bench's view of it). p50/p99 over every probe of every repetition; spread = min–max of the repetitions' p99. Achieved rates below the requested one: the loader drops what the apiserver does not take; the process under test shares the CPUs with it and the apiserver.")
 	fmt.Fprintln(&b, "\n| updates/s requested | achieved (min–max) | 1-min load (min–max) | bare p50 / p99 ms | bare p99 spread ms | driftwatch p50 / p99 ms | driftwatch p99 spread ms | p99 ratio | p99 ratio spread | scrape p50 / p99 ms | scrape p99 spread ms | probe write round trip p50 / p99 ms |")
 	fmt.Fprintln(&b, "|---:|---|---|---|---|---|---|---:|---|---|---|---|")
 	for _, rate := range lr.rates {

@@ -209,7 +209,8 @@ type probeResult struct {
 }
 
 // probeLatency toggles PROBE on the probe Secret n times and measures, for each
-// write, the time from the write's return to the end of the first /metrics scrape
+// write, the time from the write's start (before its request is sent) to the
+// end of the first /metrics scrape
 // showing the consequence (the missing_key series appearing or disappearing).
 // A scraper scrapes back to back meanwhile; its durations are the scrape times.
 func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metricsURL string, n int, gap time.Duration) (probeResult, error) {
@@ -278,8 +279,8 @@ func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metric
 		for {
 			select {
 			case o := <-latest:
-				if o.at.After(wrote) && o.present == wantPresent {
-					res.latencies = append(res.latencies, o.at.Sub(wrote))
+				if o.at.After(t0) && o.present == wantPresent {
+					res.latencies = append(res.latencies, o.at.Sub(t0))
 					break wait
 				}
 			case <-deadline:
