@@ -24,7 +24,7 @@ func testStore() *model.Store {
 		s.UpsertPod(mt.WithWorkload(mt.Pod("app", n, mt.OptEnv("db", "password"), mt.Env("ok", "a"), mt.EnvFrom("gone")), "Deployment", "api"))
 	}
 	s.UpsertExternalSecret(mt.BareES("app", "db", mt.ESData("user", "password"), mt.ESStore("SecretStore", "vault"),
-		mt.ESReady("True", "SecretSynced"), mt.ESRefreshed(now.Add(-4*time.Hour), time.Hour, true)))
+		mt.ESReady("True", "SecretSynced"), mt.ESRefreshed(now.Add(-4*time.Hour), time.Hour, true)), time.Time{})
 	return s
 }
 

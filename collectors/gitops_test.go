@@ -19,7 +19,7 @@ import (
 func gitopsStore(now time.Time) *model.Store {
 	const esG, esK = "external-secrets.io", "ExternalSecret"
 	s := model.NewStore(nil)
-	s.UpsertExternalSecret(mt.BareES("gitops", "keys", mt.ESData("A"), mt.ESLastApplied(mt.LastAppliedES("A", "B"))))
+	s.UpsertExternalSecret(mt.BareES("gitops", "keys", mt.ESData("A"), mt.ESLastApplied(mt.LastAppliedES("A", "B"))), time.Time{})
 	s.UpsertSecret(mt.WithLastApplied(mt.Secret("gitops", "plain", "a", "b"), mt.LastAppliedSecret("a", "c")), now)
 	s.UpsertApp(mt.App("argocd", "trap", mt.AppRespect(),
 		mt.AppIgnore(mt.Ignore(esG, esK, []string{"/spec/data/0/remoteRef"}, []string{".spec.data[]"})),

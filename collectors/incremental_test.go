@@ -178,7 +178,7 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 			case 6:
 				s.DeletePod(ns, fmt.Sprintf("p%d", r.IntN(6)))
 			case 7:
-				s.UpsertExternalSecret(incES(r, ns, fmt.Sprintf("e%d", r.IntN(4)), now))
+				s.UpsertExternalSecret(incES(r, ns, fmt.Sprintf("e%d", r.IntN(4)), now), time.Time{})
 			case 8:
 				s.DeleteExternalSecret(ns, fmt.Sprintf("e%d", r.IntN(4)))
 			case 9: // a release in one namespace rendering into another, maybe one without objects

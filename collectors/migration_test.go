@@ -32,7 +32,7 @@ func migrationStore() *model.Store {
 		s.UpsertSecret(sec, now)
 	}
 	s.UpsertExternalSecret(mt.BareES("mig", "legacy", mt.ESCreation("Merge"), mt.ESDeletion("Delete"), mt.ESData("t"),
-		mt.ESStore("SecretStore", "vault"), mt.ESReady("True", "SecretSynced")))
+		mt.ESStore("SecretStore", "vault"), mt.ESReady("True", "SecretSynced")), time.Time{})
 	s.UpsertServiceAccount(mt.ServiceAccount("mig", "reader"))
 	reader := &model.Ref{Namespace: "mig", Name: "reader"}
 	s.UpsertStore(mt.SecretStore("mig", "aws", mt.StoreProvider("aws"), mt.StoreAuth("jwt", reader)))

@@ -25,7 +25,7 @@ func TestShortConsumerPodsNameEnvFromReaders(t *testing.T) {
 		s.UpsertPod(mt.WithWorkload(mt.Pod("app", n, mt.EnvFrom("tokens"), mt.EnvFrom("fine")), "Deployment", "api"))
 	}
 	s.UpsertPod(mt.WithWorkload(mt.WithPhase(mt.Pod("app", "done", mt.EnvFrom("tokens")), "Succeeded"), "Job", "migrate"))
-	s.UpsertExternalSecret(mt.BareES("app", "tokens", mt.ESData("a", "b"), mt.ESStore("SecretStore", "vault"), mt.ESReady("True", "SecretSynced")))
+	s.UpsertExternalSecret(mt.BareES("app", "tokens", mt.ESData("a", "b"), mt.ESStore("SecretStore", "vault"), mt.ESReady("True", "SecretSynced")), time.Time{})
 	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
 	want := `
 # HELP driftwatch_secret_short_consumer_pods Running pods of a workload that read (env, envFrom, volume, any way but imagePullSecrets) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.
@@ -53,7 +53,7 @@ func TestImagePullReadersNamedNotPaged(t *testing.T) {
 		s.UpsertPod(mt.DeployPod("app", "web", i, mt.ImagePull("regcred")))
 	}
 	s.UpsertExternalSecret(mt.BareES("app", "regcred", mt.ESData(".dockerconfigjson"), mt.ESStore("SecretStore", "vault"),
-		mt.ESReady("False", "SecretSyncedError")))
+		mt.ESReady("False", "SecretSyncedError")), time.Time{})
 	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }, Inventory: true})
 	want := `
 # HELP driftwatch_secret_short_consumer_pods Running pods of a workload that read (env, envFrom, volume, any way but imagePullSecrets) a Secret that lacks expected keys or is absent. Bounded by findings; the page uses it.

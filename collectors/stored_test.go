@@ -33,7 +33,7 @@ func TestStoredFindingsRoundTrip(t *testing.T) {
 		case 2, 3:
 			s.UpsertPod(incPod(r, ns, fmt.Sprintf("p%d", r.IntN(6))))
 		case 4:
-			s.UpsertExternalSecret(incES(r, ns, fmt.Sprintf("e%d", r.IntN(4)), now))
+			s.UpsertExternalSecret(incES(r, ns, fmt.Sprintf("e%d", r.IntN(4)), now), time.Time{})
 		case 5:
 			s.UpsertStore(mt.ClusterSecretStore("vault", mt.StoreProvider("vault"), mt.StoreReady([]string{"True", "False"}[r.IntN(2)], "")))
 		}

@@ -72,7 +72,7 @@ func buildBenchWorld(tb testing.TB) *benchWorld {
 			w.wantMissingES++
 		}
 		w.store.UpsertExternalSecret(mt.ES(ns, name+"-es", mt.ESTarget(name), mt.ESData(dk...),
-			mt.ESRefreshed(mt.T0.Add(-time.Duration(i%7200)*time.Second), time.Hour, true)))
+			mt.ESRefreshed(mt.T0.Add(-time.Duration(i%7200)*time.Second), time.Hour, true)), time.Time{})
 		w.extsec++
 	}
 	w.store.UpsertStore(mt.SecretStore("", "vault"))

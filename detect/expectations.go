@@ -35,7 +35,8 @@ type expSet struct {
 	scope  string
 	scoped bool
 	// settle skips the expectations of an ExternalSecret whose target is absent
-	// while its status is within TargetGrace (the missing-keys detector).
+	// while its status is within TargetGrace, or whose spec's last change ESO
+	// has not synced yet (esSyncUnsettled) (the missing-keys detector).
 	settle bool
 	// ignoring, when set, is the detector whose driftwatch.io/ignore on a
 	// consumer (a pod, an ExternalSecret) drops that consumer's expectations;
@@ -174,6 +175,9 @@ func gatherExpectations(v model.View, avail model.Availability, set *expSet) []E
 			if set.settle {
 				if _, ok := v.Secret(e.Namespace, e.Target); !ok && targetUnsettled(v, e) {
 					return
+				}
+				if esSyncUnsettled(v, e) {
+					return // ESO has not acted on the spec's last change yet
 				}
 			}
 			c := Consumer{Kind: "ExternalSecret", Name: e.Name}

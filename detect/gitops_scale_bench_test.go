@@ -63,7 +63,7 @@ func argoScaleWorld(tb testing.TB, n int) *model.Store {
 			s.UpsertSecret(mt.Secret(ns, fmt.Sprintf("creds-%d", j), keys...), mt.T0)
 			s.UpsertSecret(mt.Secret(ns, fmt.Sprintf("ext-%d", j), "A", "B", "C", "D", "E"), mt.T0)
 			s.UpsertExternalSecret(mt.ES(ns, fmt.Sprintf("ext-%d", j), mt.ESData("A", "B", "C", "D", "E"),
-				mt.ESRefreshed(mt.T0, time.Hour, true)))
+				mt.ESRefreshed(mt.T0, time.Hour, true)), time.Time{})
 		}
 	}
 	s.UpsertStore(mt.SecretStore("", "vault"))
@@ -118,7 +118,7 @@ func fluxScaleWorld(tb testing.TB, n int) *model.Store {
 				}
 				s.UpsertSecret(mt.Secret(ns, sec, keys...), mt.T0)
 				s.UpsertSecret(mt.Secret(ns, es, "U", "P", "T"), mt.T0)
-				s.UpsertExternalSecret(mt.ES(ns, es, mt.ESData("U", "P", "T"), mt.ESRefreshed(mt.T0, time.Hour, true)))
+				s.UpsertExternalSecret(mt.ES(ns, es, mt.ESData("U", "P", "T"), mt.ESRefreshed(mt.T0, time.Hour, true)), time.Time{})
 			}
 			ks := mt.Kustomization("flux-system", name, opts...)
 			ks.SourceName = src

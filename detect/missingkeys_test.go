@@ -2,6 +2,7 @@ package detect
 
 import (
 	"testing"
+	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
 	mt "github.com/driftwatch/driftwatch/internal/model/modeltest"
@@ -343,12 +344,12 @@ func TestMissingKeysExternalSecretLifecycle(t *testing.T) {
 		return mt.Read(s, func(v model.View) MissingKeysResult { return MissingKeys(v, mt.All()) })
 	}
 	checkMissingKeys(t, run(), MissingKeysResult{})
-	s.UpsertExternalSecret(mt.ES(ns, "db", mt.ESData("A", "B")))
+	s.UpsertExternalSecret(mt.ES(ns, "db", mt.ESData("A", "B")), time.Time{})
 	checkMissingKeys(t, run(), MissingKeysResult{Absent: []AbsentSecret{wantAbsent(ns, "db", SourceExternalSecret, byES("db"))}})
 	s.UpsertSecret(mt.Secret(ns, "db", "A"), mt.T0)
 	checkMissingKeys(t, run(), MissingKeysResult{Missing: []MissingKey{wantMissing(ns, "db", "B", SourceExternalSecret, false, byES("db"))}})
 	// Retargeting the ExternalSecret moves the expectation.
-	s.UpsertExternalSecret(mt.ES(ns, "db", mt.ESTarget("db2"), mt.ESData("A", "B")))
+	s.UpsertExternalSecret(mt.ES(ns, "db", mt.ESTarget("db2"), mt.ESData("A", "B")), time.Time{})
 	checkMissingKeys(t, run(), MissingKeysResult{Absent: []AbsentSecret{wantAbsent(ns, "db2", SourceExternalSecret, byES("db"))}})
 	s.DeleteExternalSecret(ns, "db")
 	checkMissingKeys(t, run(), MissingKeysResult{})

@@ -43,6 +43,9 @@ func ReadyButShortES(v model.View, avail model.Availability) []ReadyButShort {
 			// emptied as its deletionPolicy says is not short.
 			continue
 		}
+		if esSyncUnsettled(v, e) {
+			continue // ESO has not acted on the spec's last change yet
+		}
 		expected := unionKeys(e.WrittenKeys(), e.ExpectedKeys)
 		atLeastOne := func(n int) int {
 			if n < 1 {
@@ -135,5 +138,40 @@ func targetUnsettled(v model.View, e *model.ExternalSecret) bool {
 		return false
 	}
 	v.RecheckAt(last.Add(TargetGrace))
+	return true
+}
+
+// ESPendingGrace is how long an ExternalSecret whose spec changed is not
+// judged while ESO has not synced the change (model.ExternalSecret.SyncPending:
+// status.syncedResourceVersion names an older generation). Until ESO syncs,
+// the status, Ready included, speaks of the spec before the change, and a key
+// the change added is short of the Secret for as long as ESO takes: a
+// reconcile, at most its queue's backoff, well within two minutes when ESO
+// runs. Still pending after that, ESO is not acting on it (stopped, stuck), and
+// the keys missing are reported as before.
+const ESPendingGrace = 2 * time.Minute
+
+// esSyncUnsettled reports whether e's spec changed less than ESPendingGrace
+// ago and ESO has not synced it yet, or ESO synced a change less than
+// TargetGrace ago (its status and the Secret it wrote reach driftwatch on
+// separate watch streams, in either order), and asks for a recheck when the
+// grace ends. A view without an evaluation time applies no grace.
+func esSyncUnsettled(v model.View, e *model.ExternalSecret) bool {
+	now := v.Now()
+	if now.IsZero() {
+		return false
+	}
+	since, ok := v.ExternalSecretSyncSeen(e)
+	if !ok {
+		return false
+	}
+	grace := TargetGrace
+	if e.SyncPending() {
+		grace = ESPendingGrace
+	}
+	if now.Sub(since) >= grace {
+		return false
+	}
+	v.RecheckAt(since.Add(grace))
 	return true
 }

@@ -52,7 +52,7 @@ func TestOverdueOnlyForPeriodicRefresh(t *testing.T) {
 	now := time.Unix(100000, 0)
 	s := mt.NewStore(t)
 	for _, pol := range []string{"", "Periodic", "CreatedOnce", "OnChange"} {
-		s.UpsertExternalSecret(mt.ES("ns", "es-"+pol, mt.ESRefreshPolicy(pol), mt.ESRefreshed(now.Add(-10*time.Hour), time.Hour, true)))
+		s.UpsertExternalSecret(mt.ES("ns", "es-"+pol, mt.ESRefreshPolicy(pol), mt.ESRefreshed(now.Add(-10*time.Hour), time.Hour, true)), time.Time{})
 	}
 	var overdue []string
 	s.Read(func(v model.View) {

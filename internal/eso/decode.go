@@ -94,6 +94,7 @@ func decode(obj map[string]any, es *ExternalSecret) *DecodeError {
 	}
 	if st := d.object(obj["status"], "status"); st != nil {
 		es.Status.RefreshTime = d.time(st["refreshTime"], "status.refreshTime")
+		es.Status.SyncedResourceVersion = d.str(st["syncedResourceVersion"], "status.syncedResourceVersion")
 		for _, e := range d.list(st["conditions"], "status.conditions") {
 			var c StatusCondition
 			if m := d.object(e, "status.conditions[]"); m != nil {

@@ -113,8 +113,11 @@ type FindName struct {
 }
 
 type ExternalSecretStatus struct {
-	RefreshTime metav1.Time       `json:"refreshTime,omitempty"`
-	Conditions  []StatusCondition `json:"conditions,omitempty"`
+	RefreshTime metav1.Time `json:"refreshTime,omitempty"`
+	// SyncedResourceVersion is what ESO last synced: "<metadata.generation>-<hash
+	// of labels and annotations>" (its getResourceVersion).
+	SyncedResourceVersion string            `json:"syncedResourceVersion,omitempty"`
+	Conditions            []StatusCondition `json:"conditions,omitempty"`
 }
 
 type StatusCondition struct {

@@ -128,9 +128,9 @@ var resources = []*resource{
 	{res: model.ResExternalSecrets, group: eso.Group, versions: eso.Versions, resource: "externalsecrets",
 		exemplar:  func() kruntime.Object { return &model.ExternalSecret{} },
 		transform: func(t *transform.Transformer) cache.TransformFunc { return t.ExternalSecret },
-		upsert: func(s *model.Store, obj any, _ time.Time) {
+		upsert: func(s *model.Store, obj any, now time.Time) {
 			if o, ok := obj.(*model.ExternalSecret); ok {
-				s.UpsertExternalSecret(o)
+				s.UpsertExternalSecret(o, now)
 			}
 		},
 		remove: func(s *model.Store, obj any, _ time.Time) {

@@ -753,7 +753,7 @@ func (e *evaluation) promises() {
 		e.store.UpsertSecret(s.rec, time.Time{})
 	}
 	for _, x := range e.ess {
-		e.store.UpsertExternalSecret(x.rec)
+		e.store.UpsertExternalSecret(x.rec, time.Time{})
 	}
 	for _, p := range e.pods {
 		e.store.UpsertPod(p.rec)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 func podNames(ps []*Pod) []string {
@@ -30,8 +31,8 @@ func TestReferenceIndexes(t *testing.T) {
 	s.UpsertPod(pod("a", "p1", "db"))
 	s.UpsertPod(pod("b", "p0", "db"))
 	s.UpsertPod(pod("a", "p3"))
-	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "e2"}, ESWrites: ESWrites{Target: "db"}})
-	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "e1"}, ESWrites: ESWrites{Target: "db"}})
+	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "e2"}, ESWrites: ESWrites{Target: "db"}}, time.Time{})
+	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "e1"}, ESWrites: ESWrites{Target: "db"}}, time.Time{})
 	check := func(step string, db, api []string, consumed []Ref, esDB []string) {
 		t.Helper()
 		s.Read(func(v View) {
@@ -55,7 +56,7 @@ func TestReferenceIndexes(t *testing.T) {
 	}
 	check("added", []string{"a/p1", "a/p2"}, []string{"a/p2"}, []Ref{{"a", "api"}, {"a", "db"}, {"b", "db"}}, []string{"e1", "e2"})
 	s.UpsertPod(pod("a", "p2", "api"))
-	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "e2"}, ESWrites: ESWrites{Target: "other"}})
+	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "e2"}, ESWrites: ESWrites{Target: "other"}}, time.Time{})
 	check("updated", []string{"a/p1"}, []string{"a/p2"}, []Ref{{"a", "api"}, {"a", "db"}, {"b", "db"}}, []string{"e1"})
 	s.DeletePod("a", "p1")
 	s.DeletePod("b", "p0")

@@ -27,7 +27,7 @@ func TestSortedListsFollowInsertsUpdatesDeletes(t *testing.T) {
 	s.UpsertSecret(sec("b", "x", "1"), now)
 	s.UpsertSecret(sec("a", "y", "1"), now)
 	s.UpsertPod(&Pod{ObjectMeta: ObjectMeta{Namespace: "b", Name: "p"}})
-	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "c", Name: "e"}})
+	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "c", Name: "e"}}, time.Time{})
 	check := func(want string) {
 		t.Helper()
 		s.Read(func(v View) {
@@ -49,7 +49,7 @@ func TestSortedListsFollowInsertsUpdatesDeletes(t *testing.T) {
 	s.DeleteSecret("a", "a", time.Time{})
 	check("a/y b/x ")
 	s.UpsertPod(&Pod{ObjectMeta: ObjectMeta{Namespace: "a", Name: "q"}})
-	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "f"}})
+	s.UpsertExternalSecret(&ExternalSecret{ObjectMeta: ObjectMeta{Namespace: "a", Name: "f"}}, time.Time{})
 	s.Read(func(v View) {
 		if got := names(v.Pods()); got != "a/q b/p " {
 			t.Fatalf("Pods() = %q", got)

@@ -60,6 +60,10 @@ type Store struct {
 	// esByTarget: target Secret → names of the ExternalSecrets (of its namespace)
 	// writing it.
 	esByTarget nameIndex
+	// esSyncSeen: when this process saw an ExternalSecret's spec change that ESO
+	// has not synced yet (SyncPending), or ESO's status catch up with one
+	// (ExternalSecretSyncSeen).
+	esSyncSeen map[Ref]time.Time
 
 	// history holds what only a watch can see: observed data changes.
 	history *History
@@ -155,6 +159,7 @@ func NewStore(h *History) *Store {
 		nss:          map[string]*Namespace{},
 		podsBySecret: nameIndex{},
 		esByTarget:   nameIndex{},
+		esSyncSeen:   map[Ref]time.Time{},
 		history:      h,
 	}
 }
@@ -276,16 +281,42 @@ func (s *Store) DeleteServiceAccount(ns, name string) {
 	delete(s.sas, refOf(ns, name))
 }
 
-// UpsertExternalSecret records an ExternalSecret and re-indexes its target.
-func (s *Store) UpsertExternalSecret(e *ExternalSecret) {
+// syncMoved reports whether e's spec changed since old (its generation), or
+// ESO synced another generation than it had. A label or annotation change
+// alone, and ESO syncing it, change neither (status.syncedResourceVersion's
+// hash of them, not its generation): nothing of what the ExternalSecret
+// writes changed, and its findings stand without a pause.
+func syncMoved(old, e *ExternalSecret) bool {
+	if old.Generation != e.Generation {
+		return true
+	}
+	og, ook := old.syncedGeneration()
+	ng, nok := e.syncedGeneration()
+	return ook != nok || og != ng
+}
+
+// UpsertExternalSecret records an ExternalSecret seen at time now (zero: no
+// time, as offline) and re-indexes its target.
+func (s *Store) UpsertExternalSecret(e *ExternalSecret, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touch(e.Namespace)
 	r := refOf(e.Namespace, e.Name)
-	if old := s.es[r]; old != nil {
+	old := s.es[r]
+	if old != nil {
 		s.esByTarget.del(refOf(old.Namespace, old.Target), old.Name)
 	}
-	existed := s.es[r] != nil
+	switch {
+	case now.IsZero():
+	case old == nil && e.SyncPending(), old != nil && syncMoved(old, e):
+		// First seen with a spec ESO has not synced (this process started
+		// meanwhile), or the spec changed, or ESO synced a change of it: a
+		// relist or an unchanged re-delivery keeps the first instant.
+		s.esSyncSeen[r] = now
+	case old == nil:
+		delete(s.esSyncSeen, r)
+	}
+	existed := old != nil
 	s.es[r] = e
 	if existed {
 		s.esList.replace(e)
@@ -306,6 +337,7 @@ func (s *Store) DeleteExternalSecret(ns, name string) {
 		s.esList.invalidate()
 	}
 	delete(s.es, r)
+	delete(s.esSyncSeen, r)
 }
 
 // UpsertStore records a SecretStore or ClusterSecretStore.
@@ -578,6 +610,15 @@ func (v View) ExternalSecrets() []*ExternalSecret {
 func (v View) ExternalSecret(ns, name string) (*ExternalSecret, bool) {
 	x, ok := v.s.es[refOf(ns, name)]
 	return x, ok
+}
+
+// ExternalSecretSyncSeen returns when this process saw e's spec change (or
+// first saw e with a spec ESO has not synced: SyncPending) or saw ESO's
+// status catch up with such a change; false when it saw neither (e unchanged
+// since this process first saw it synced).
+func (v View) ExternalSecretSyncSeen(e *ExternalSecret) (time.Time, bool) {
+	at, ok := v.s.esSyncSeen[refOf(e.Namespace, e.Name)]
+	return at, ok
 }
 
 // ExternalSecretsTargeting returns the ExternalSecrets whose target is ns/secret.

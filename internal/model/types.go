@@ -309,8 +309,13 @@ type ExternalSecret struct {
 	// from the provider (eso.ProviderReadFailed; the message itself is not kept).
 	ProviderReadFailed bool
 	RefreshTime        time.Time
-	Managers           []ManagedField
-	LastApplied        *LastApplied
+	// Generation is metadata.generation; SyncedVersion is
+	// status.syncedResourceVersion, what ESO last synced:
+	// "<generation>-<hash of labels and annotations>" (SyncPending).
+	Generation    int64
+	SyncedVersion string
+	Managers      []ManagedField
+	LastApplied   *LastApplied
 	// CreationPolicyApplied says whether what users server-side applied set
 	// spec.target.creationPolicy: "set", "unset", or "" when unknowable (no Apply
 	// entry owns the spec; Update entries include CRD defaults and prove nothing).
@@ -494,3 +499,23 @@ func (s *SecretStore) DeepCopyObject() runtime.Object    { return s }
 func (h *HelmRelease) DeepCopyObject() runtime.Object    { return h }
 func (a *ArgoApp) DeepCopyObject() runtime.Object        { return a }
 func (n *Namespace) DeepCopyObject() runtime.Object      { return n }
+
+// SyncPending reports whether ESO has not synced e's current spec yet: its
+// status.syncedResourceVersion ("<generation>-<hash>", written after each
+// successful sync) names another metadata.generation, so the status, Ready
+// included, still speaks of the spec before the last change. False when either
+// is unknown (an ExternalSecret ESO never synced, a version of another form).
+func (e *ExternalSecret) SyncPending() bool {
+	n, ok := e.syncedGeneration()
+	return ok && e.Generation > 0 && n != e.Generation
+}
+
+// syncedGeneration is the generation status.syncedResourceVersion names.
+func (e *ExternalSecret) syncedGeneration() (int64, bool) {
+	g, _, ok := strings.Cut(e.SyncedVersion, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(g, 10, 64)
+	return n, err == nil
+}

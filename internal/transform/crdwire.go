@@ -112,6 +112,7 @@ type crdMeta struct {
 	name, namespace, uid, resourceVersion, continu string
 	created, deleted                               string
 	remaining                                      *int64
+	generation                                     int64
 	annotations, labels                            map[string]string
 	managedFields                                  []metav1.ManagedFieldsEntry
 }
@@ -319,6 +320,20 @@ func jsonMeta(dec *jsontext.Decoder, m *crdMeta) error {
 				default:
 					return errNotAsIs
 				}
+			}
+		case "generation":
+			// As Unstructured.GetGeneration: an integer; anything else
+			// (which that accessor reads as 0) goes the unstructured way.
+			var tok jsontext.Token
+			if tok, err = dec.ReadToken(); err == nil {
+				if tok.Kind() != '0' {
+					return errNotAsIs
+				}
+				n, perr := strconv.ParseInt(tok.String(), 10, 64)
+				if perr != nil {
+					return errNotAsIs
+				}
+				m.generation = n
 			}
 		case "annotations":
 			m.annotations, err = jsonStringMap(dec)
@@ -571,7 +586,7 @@ func (d *crdDecoder) reduce(u *unstructured.Unstructured) (runtime.Object, error
 func (t *Transformer) externalSecretFromJSON(doc *crdDoc) (runtime.Object, error) {
 	m := &doc.meta
 	meta := metav1.ObjectMeta{Name: m.name, Namespace: m.namespace, UID: types.UID(m.uid),
-		ResourceVersion: m.resourceVersion, Annotations: m.annotations, Labels: m.labels}
+		ResourceVersion: m.resourceVersion, Generation: m.generation, Annotations: m.annotations, Labels: m.labels}
 	// As Unstructured.GetCreationTimestamp and GetDeletionTimestamp: a time
 	// that does not parse reads as none.
 	_ = meta.CreationTimestamp.UnmarshalQueryParameter(m.created)

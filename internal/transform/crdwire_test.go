@@ -149,6 +149,14 @@ func genExternalSecret(r *rand.Rand, i int) map[string]any {
 	if r.IntN(15) == 0 {
 		obj["spec"] = nil
 	}
+	switch r.IntN(40) {
+	case 0: // a generation its accessor reads as 0: the unstructured path's
+		md["generation"] = 2.5
+	case 1:
+		md["generation"] = "2"
+	case 2:
+		delete(md, "generation")
+	}
 	if pick(0.8) {
 		st := []string{"True", "False", "Unknown"}[r.IntN(3)]
 		reason := []string{"SecretSynced", "SecretSyncedError", "SecretDeleted"}[r.IntN(3)]
@@ -157,6 +165,11 @@ func genExternalSecret(r *rand.Rand, i int) map[string]any {
 				"message": "could not get secret data from provider", "lastTransitionTime": "2026-12-02T10:00:01Z"}}}
 		if r.IntN(20) == 0 {
 			obj["status"].(map[string]any)["refreshTime"] = "yesterday"
+		}
+		if pick(0.7) {
+			// What ESO writes after a sync: "<generation>-<hash>", at times
+			// of a generation before the current one (a sync pending).
+			obj["status"].(map[string]any)["syncedResourceVersion"] = fmt.Sprintf("%d-3f2a9c", 1+r.IntN(3))
 		}
 	}
 	return obj
@@ -169,10 +182,17 @@ func TestCRDJSONExternalSecretsEqualUnstructured(t *testing.T) {
 	dec := esJSONDecoder(t, tr)
 	r := rand.New(rand.NewPCG(35, 1))
 	var items []any
-	decodeErrs := 0
+	decodeErrs, pending := 0, 0
+	odd := 0 // a generation the reader leaves to the unstructured path
 	for i := range 2000 {
 		obj := genExternalSecret(r, i)
 		items = append(items, obj)
+		if g, has := obj["metadata"].(map[string]any)["generation"]; has {
+			if _, isInt := g.(int64); !isInt {
+				odd++
+				items = items[:len(items)-1] // the list below: the reader's path
+			}
+		}
 		b, err := json.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
@@ -191,9 +211,18 @@ func TestCRDJSONExternalSecretsEqualUnstructured(t *testing.T) {
 		if want.DecodeErr != "" {
 			decodeErrs++
 		}
+		if want.SyncPending() {
+			pending++
+		}
+		if g, _ := obj["metadata"].(map[string]any)["generation"].(int64); want.Generation != g {
+			t.Fatalf("%d: generation %d, want %d", i, want.Generation, g)
+		}
 	}
 	if decodeErrs == 0 {
 		t.Fatal("no generated object exercised a decode error")
+	}
+	if pending == 0 {
+		t.Fatal("no record read a sync pending (status.syncedResourceVersion of another generation)")
 	}
 	list := map[string]any{"apiVersion": "external-secrets.io/v1", "kind": "ExternalSecretList",
 		"metadata": map[string]any{"resourceVersion": "99999", "continue": "next"}, "items": items}
@@ -215,11 +244,16 @@ func TestCRDJSONExternalSecretsEqualUnstructured(t *testing.T) {
 			t.Fatalf("list item %d differs", i)
 		}
 	}
-	if n := tr.WireDecoded()[model.ResExternalSecrets]; n != uint64(2*len(items)) {
-		t.Fatalf("decoded count %d", n)
+	if odd == 0 {
+		t.Fatal("no generated object had a generation of another JSON type")
 	}
-	if fb := tr.WireFallbacks(); len(fb) != 0 {
-		t.Fatalf("fallbacks: %v", fb)
+	// The objects but the odd ones, then the list, by the reader; the odd
+	// ones by the unstructured path.
+	if n := tr.WireDecoded()[model.ResExternalSecrets]; n != uint64(2*len(items)) {
+		t.Fatalf("decoded count %d, want %d", n, 2*len(items))
+	}
+	if fb := tr.WireFallbacks(); len(fb) != 1 || fb[[2]string{string(model.ResExternalSecrets), fallbackDecode}] != uint64(odd) {
+		t.Fatalf("fallbacks: %v, want %d of %q", fb, odd, fallbackDecode)
 	}
 }
 

@@ -25,14 +25,14 @@ func (t *Transformer) ExternalSecret(obj any) (any, error) {
 	var es eso.ExternalSecret
 	decodeErr := eso.Decode(u.Object, &es)
 	meta := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
-		ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp(),
+		ResourceVersion: u.GetResourceVersion(), Generation: u.GetGeneration(), CreationTimestamp: u.GetCreationTimestamp(),
 		Annotations: u.GetAnnotations(), Labels: u.GetLabels()}
 	return t.externalSecretRecord(&meta, u.GetAPIVersion(), managedFieldsOf(u), u.GetDeletionTimestamp() != nil, &es, decodeErr), nil
 }
 
 // externalSecretRecord is the record of an ExternalSecret, from its metadata
-// (name, namespace, UID, resourceVersion, creationTimestamp, annotations,
-// labels), apiVersion, managedFields, deletion state and the spec and status
+// (name, namespace, UID, resourceVersion, generation, creationTimestamp,
+// annotations, labels), apiVersion, managedFields, deletion state and the spec and status
 // eso.Decode read (decodeErr: its error): one function for the unstructured
 // path (ExternalSecret) and the JSON reader (crdwire.go).
 func (t *Transformer) externalSecretRecord(meta *metav1.ObjectMeta, apiVersion string, mf []metav1.ManagedFieldsEntry,
@@ -44,6 +44,10 @@ func (t *Transformer) externalSecretRecord(meta *metav1.ObjectMeta, apiVersion s
 		DecodeErr:  decodeErr,
 		Managers:   parse.ManagedFields(mf, "f:spec"),
 		Deleting:   deleting,
+		// What SyncPending compares: the spec's generation and the one
+		// ESO last synced.
+		Generation:    meta.Generation,
+		SyncedVersion: es.Status.SyncedResourceVersion,
 	}
 	t.decodeProblem("externalsecrets", meta, "spec", decodeErr)
 	if la, ok := ann[model.AnnLastApplied]; ok {

@@ -158,7 +158,7 @@ func measureHeap(b *testing.B, sz heapSizes, agent bool) float64 {
 			if e.DecodeErr != "" || e.Ready.Status != "True" {
 				b.Fatalf("ExternalSecret %s: %q, Ready %q", e.Name, e.DecodeErr, e.Ready.Status)
 			}
-			store.UpsertExternalSecret(e)
+			store.UpsertExternalSecret(e, time.Time{})
 		})
 	}
 	for _, raw := range w.helm {

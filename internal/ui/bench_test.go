@@ -36,7 +36,7 @@ func benchModel(n int) (*model.Store, []finding.Finding) {
 		name := fmt.Sprintf("app-%04d-config", i)
 		st.UpsertSecret(mt.WithManagers(mt.Secret(ns, name, "DB_PASSWORD", "API_KEY"), mt.Write("external-secrets", now)), now)
 		st.UpsertExternalSecret(mt.BareES(ns, name, mt.ESStore("SecretStore", fmt.Sprintf("vault-%d", i%10)),
-			mt.ESData("API_KEY", "DB_PASSWORD", "STRIPE_KEY"), mt.ESCreation("Owner"), mt.ESReady("True", "SecretSynced")))
+			mt.ESData("API_KEY", "DB_PASSWORD", "STRIPE_KEY"), mt.ESCreation("Owner"), mt.ESReady("True", "SecretSynced")), time.Time{})
 		st.UpsertStore(mt.SecretStore(ns, fmt.Sprintf("vault-%d", i%10), mt.StoreProvider("vault")))
 		for p := 0; p < 2; p++ {
 			st.UpsertPod(mt.WithWorkload(mt.Pod(ns, fmt.Sprintf("app-%04d-%d", i, p), mt.Env(name, "DB_PASSWORD"), mt.OptEnv(name, "STRIPE_KEY")),

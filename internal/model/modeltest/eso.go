@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/driftwatch/driftwatch/internal/model"
@@ -125,6 +126,14 @@ func ESRefreshInterval(interval time.Duration, set bool) ESOption {
 // (sourceRef.generatorRef).
 func ESGenerated(n int) ESOption {
 	return func(e *model.ExternalSecret) { e.DataFrom += n; e.DataFromGenerators += n }
+}
+
+// ESSynced sets metadata.generation and status.syncedResourceVersion as ESO
+// writes it after a sync of generation synced ("<generation>-<hash>").
+func ESSynced(generation, synced int64) ESOption {
+	return func(e *model.ExternalSecret) {
+		e.Generation, e.SyncedVersion = generation, fmt.Sprintf("%d-5d1c0e8f", synced)
+	}
 }
 
 // ESDecodeErr marks the object as undecodable.

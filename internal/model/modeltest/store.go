@@ -33,7 +33,7 @@ func Upsert(t testing.TB, s *model.Store, record any) {
 	case *model.ServiceAccount:
 		s.UpsertServiceAccount(x)
 	case *model.ExternalSecret:
-		s.UpsertExternalSecret(x)
+		s.UpsertExternalSecret(x, T0)
 	case *model.SecretStore:
 		s.UpsertStore(x)
 	case *model.HelmRelease:
