@@ -47,7 +47,7 @@ func esReadFields(in ExternalSecret) ExternalSecret {
 		o.SourceRef = df.SourceRef
 		out.Spec.DataFrom = append(out.Spec.DataFrom, o)
 	}
-	out.Status.RefreshTime = in.Status.RefreshTime
+	out.Status.RefreshTime, out.Status.SyncedResourceVersion = in.Status.RefreshTime, in.Status.SyncedResourceVersion
 	for _, c := range in.Status.Conditions {
 		out.Status.Conditions = append(out.Status.Conditions, StatusCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime})
 	}
@@ -62,7 +62,7 @@ func TestExternalSecretDecodeMatchesConverter(t *testing.T) {
 		                    {"target":"Labels","secret":{"name":"s","items":[{"key":"l"}]},"literal":"x"}]}},
 		  "data":[{"secretKey":"user","remoteRef":{"key":"db/user"}},null],
 		  "dataFrom":[{"find":{"name":{"regexp":".*"}}},{"extract":{"key":"k"}},{"find":null}]},
-		 "status":{"refreshTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Ready","status":"False","reason":"SecretSyncedError","lastTransitionTime":"2026-01-01T00:00:00+02:00"}]}}`,
+		 "status":{"refreshTime":"2026-01-01T00:00:00Z","syncedResourceVersion":"2-8f3c1a","conditions":[{"type":"Ready","status":"False","reason":"SecretSyncedError","lastTransitionTime":"2026-01-01T00:00:00+02:00"}]}}`,
 		`{"spec":{"target":{"template":{}},"refreshInterval":null,"data":[]},"status":{}}`,
 		`{"spec":{"refreshInterval":"0s","dataFrom":[{"sourceRef":{"generatorRef":{"apiVersion":"generators.external-secrets.io/v1alpha1","kind":"Password","name":"pw"}}},
 		  {"sourceRef":{"storeRef":{"name":"other","kind":"SecretStore"}},"extract":{"key":"k"}},{"sourceRef":null}]}}`,
@@ -81,6 +81,7 @@ func TestExternalSecretDecodeMatchesConverter(t *testing.T) {
 		`{"spec":{"dataFrom":[{"sourceRef":{"generatorRef":"Password"}}]}}`,
 		`{"spec":{"dataFrom":[{"sourceRef":{"generatorRef":{"name":7}}}]}}`,
 		`{"status":{"refreshTime":"yesterday"}}`,
+		`{"status":{"syncedResourceVersion":2}}`,
 		`{"status":{"conditions":[{"type":["Ready"]}]}}`,
 		`{"spec":[]}`,
 	}
