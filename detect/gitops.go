@@ -8,6 +8,8 @@ package detect
 // (pending_sync).
 
 import (
+	"slices"
+
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
@@ -63,9 +65,44 @@ type Desired struct {
 }
 
 // GitOpsDesired lists the desired objects of every GitOps source, sorted by
-// source, sync object, then namespace, kind and name, with their delivery.
-// The slices inside are shared: do not modify them.
+// source, sync object, then namespace, kind and name, with their delivery; on
+// a scoped view (model.View.InNamespace) only those in its namespace, whose
+// target Secrets are there too. The list is built once per model read
+// (model.View.DesiredMemo) and indexed by namespace: each namespace's
+// evaluation used to build the whole cluster's list again, O(namespaces ×
+// desired objects) after every GitOps change. The list and the slices inside
+// are shared: do not modify them.
 func GitOpsDesired(v model.View) []Desired {
+	g := v.DesiredMemo("detect.GitOpsDesired", func(all model.View) any {
+		return indexDesired(gitOpsDesired(all))
+	}).(*desiredIndex)
+	if ns, scoped := v.Scope(); scoped {
+		return g.byNS[ns]
+	}
+	return g.all
+}
+
+// desiredIndex is the cluster's desired list and its parts by namespace (each
+// in the list's order).
+type desiredIndex struct {
+	all  []Desired
+	byNS map[string][]Desired
+}
+
+func indexDesired(all []Desired) *desiredIndex {
+	all = slices.Clip(all)
+	g := &desiredIndex{all: all, byNS: map[string][]Desired{}}
+	for _, d := range all {
+		g.byNS[d.Object.Namespace] = append(g.byNS[d.Object.Namespace], d)
+	}
+	for ns, l := range g.byNS {
+		g.byNS[ns] = slices.Clip(l)
+	}
+	return g
+}
+
+// gitOpsDesired builds GitOpsDesired's list for the whole cluster.
+func gitOpsDesired(v model.View) []Desired {
 	var out []Desired
 	for _, d := range v.ArgoDesiredAll() {
 		app, ok := v.App(d.Source.Namespace, d.Source.Name)

@@ -120,3 +120,45 @@ func TestArgoDesiredReleased(t *testing.T) {
 	}
 	t.Fatal("a Store with desired state was not collected")
 }
+
+// DesiredMemo builds once per Store.Read, unscoped, and again when the desired
+// state changes in between (it is written without the store's lock, so a write
+// can land between two namespaces' evaluations); a new Read builds afresh.
+func TestDesiredMemo(t *testing.T) {
+	s := NewStore(nil)
+	app := Ref{Namespace: "argocd", Name: "shop"}
+	s.SetArgoDesired(app, []Declared{{Kind: "Secret", Namespace: "shop", Name: "db", Keys: []string{"k"}}})
+	builds := 0
+	count := func(v View) any {
+		builds++
+		if _, scoped := v.Scope(); scoped || !v.Now().IsZero() {
+			t.Error("build got a scoped or timed view")
+		}
+		return len(v.ArgoDesiredAll())
+	}
+	s.Read(func(v View) {
+		for _, ns := range []string{"a", "b", "shop"} {
+			if n := v.InNamespace(ns).At(time.Unix(1, 0), nil).DesiredMemo("k", count).(int); n != 1 {
+				t.Fatalf("%s: %d", ns, n)
+			}
+		}
+		if builds != 1 {
+			t.Fatalf("built %d times in one read", builds)
+		}
+		if n := v.DesiredMemo("other", count).(int); n != 1 || builds != 2 {
+			t.Fatalf("another key: %d, %d builds", n, builds)
+		}
+		s.SetArgoDesired(app, []Declared{{Kind: "Secret", Namespace: "shop", Name: "db"}, {Kind: "Secret", Namespace: "shop", Name: "api"}})
+		if n := v.DesiredMemo("k", count).(int); n != 2 || builds != 3 {
+			t.Fatalf("after a write in the read: %d, %d builds", n, builds)
+		}
+		s.SetFluxDesired(Ref{Namespace: "flux", Name: "apps"}, &FluxDesired{Revision: "main@sha1:1"})
+		if v.DesiredMemo("k", count); builds != 4 {
+			t.Fatalf("a Flux write did not rebuild: %d builds", builds)
+		}
+	})
+	s.Read(func(v View) { v.DesiredMemo("k", count) })
+	if builds != 5 {
+		t.Fatalf("a new read reused the last one's value: %d builds", builds)
+	}
+}

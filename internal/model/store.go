@@ -474,7 +474,46 @@ func (s *Store) ClearResource(r Resource) {
 func (s *Store) Read(fn func(v View)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	fn(View{s: s})
+	fn(View{s: s, pass: &readPass{}})
+}
+
+// readPass holds what DesiredMemo built during one Store.Read.
+type readPass struct {
+	mu   sync.Mutex
+	memo map[string]passMemo
+}
+
+type passMemo struct {
+	declared, flux uint64
+	val            any
+}
+
+// DesiredMemo returns build's value for key, built at most once per Store.Read
+// while the desired-state and Flux generations stay those read before it was
+// built: for values derived from the whole cluster's desired state that each
+// namespace's evaluation would otherwise derive again (detect.GitOpsDesired).
+// The desired-state store and the Flux state are written without the store's
+// lock, so a write between two namespaces' evaluations makes the next call
+// build again; the per-namespace results keyed on Generation, read before
+// their evaluation, are thus never computed from older state than their key
+// says. build gets the view unscoped and without an evaluation time: its value
+// must not depend on either.
+func (v View) DesiredMemo(key string, build func(View) any) any {
+	if v.pass == nil {
+		return build(View{s: v.s})
+	}
+	declared, flux := v.s.declared().generation(), v.s.flux().generation()
+	v.pass.mu.Lock()
+	defer v.pass.mu.Unlock()
+	if m, ok := v.pass.memo[key]; ok && m.declared == declared && m.flux == flux {
+		return m.val
+	}
+	val := build(View{s: v.s})
+	if v.pass.memo == nil {
+		v.pass.memo = map[string]passMemo{}
+	}
+	v.pass.memo[key] = passMemo{declared: declared, flux: flux, val: val}
+	return val
 }
 
 // View is a read-only view of the model, valid only inside Store.Read. Its slices
@@ -487,6 +526,8 @@ type View struct {
 	// now and recheck: see At.
 	now     time.Time
 	recheck *time.Time
+	// pass: what DesiredMemo keeps for the Store.Read the view belongs to.
+	pass *readPass
 }
 
 // Secret returns a Secret by namespace and name.
