@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -419,8 +421,28 @@ func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger) {
 				}
 				log.Info("caches synced; findings are live", "after", time.Since(start).Round(time.Millisecond).String(),
 					"unavailable", strings.Join(parts, ","))
+				returnInitialListMemory(log)
 				return
 			}
 		}
 	}
+}
+
+// returnInitialListMemory collects the initial lists' garbage and returns the
+// free heap to the OS, once, when the caches have synced. The lists arrive as
+// pages of full objects that the transforms reduce to records: the heap
+// peaks during the sync at several times what stays live, and the runtime's
+// background scavenger gives the difference back over minutes, meanwhile
+// counted in the process's RSS and the container's memory (at 5x the bench's
+// size: anonymous memory 327 MiB against 221 MiB of heap in use, 15 s after
+// the sync). One forced collection: tens of milliseconds at that size.
+func returnInitialListMemory(log *slog.Logger) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	debug.FreeOSMemory()
+	runtime.ReadMemStats(&after)
+	held := func(m *runtime.MemStats) uint64 { return m.HeapSys - m.HeapReleased }
+	log.Info("returned the initial lists' free heap to the OS",
+		"heapHeldMiB", fmt.Sprintf("%.1f -> %.1f", float64(held(&before))/(1<<20), float64(held(&after))/(1<<20)),
+		"heapInUseMiB", fmt.Sprintf("%.1f -> %.1f", float64(before.HeapInuse)/(1<<20), float64(after.HeapInuse)/(1<<20)))
 }
