@@ -7,6 +7,7 @@ import (
 	"github.com/driftwatch/driftwatch/internal/flux"
 	"github.com/driftwatch/driftwatch/internal/flux/build"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -61,6 +62,8 @@ type Poller struct {
 	Now func() time.Time
 
 	fetches, failures atomic.Uint64
+	// lastBuilds counts the builds of the last Round (Run's goroutine only).
+	lastBuilds int
 	// health: the desired-source health every poller reports (SourceHealth).
 	health   model.SourceTracker
 	mu       sync.Mutex
@@ -98,6 +101,10 @@ func (p *Poller) Refusals() map[string]uint64 {
 	return out
 }
 
+// releaseAfterBuilds: after a Round of at least this many builds, Run returns
+// the free heap to the OS.
+const releaseAfterBuilds = 20
+
 // Run polls until ctx ends.
 func (p *Poller) Run(ctx context.Context, s Sink) {
 	if p.Interval <= 0 {
@@ -107,6 +114,14 @@ func (p *Poller) Run(ctx context.Context, s Sink) {
 	defer t.Stop()
 	for {
 		p.Round(ctx, s)
+		if p.lastBuilds >= releaseAfterBuilds {
+			// Each build parses kustomize's OpenAPI schema and the artifact:
+			// a round of many (the first, or a revision shared by many
+			// Kustomizations) leaves the heap several times what stays
+			// live, which the runtime's scavenger would give back over
+			// minutes. Collected and returned now: one forced collection.
+			debug.FreeOSMemory()
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -145,6 +160,7 @@ func (p *Poller) init() {
 // Round brings every Kustomization's build up to date once.
 func (p *Poller) Round(ctx context.Context, s Sink) {
 	p.init()
+	p.lastBuilds = 0
 	if p.Available != nil && !p.Available(model.ResKustomizations) {
 		return
 	}
@@ -243,6 +259,7 @@ func (p *Poller) Round(ctx context.Context, s Sink) {
 			d = p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, j.key, now)
 		} else {
 			d = p.build(ctx, j, fs, now)
+			p.lastBuilds++
 		}
 		if d != nil {
 			s.SetFluxDesired(j.ks, d)

@@ -106,7 +106,13 @@ func TestPollerBuildsOncePerArtifact(t *testing.T) {
 	if !d.Judged() || len(d.Objects) != 1 || d.Objects[0].Name != "db" || d.BuildKey != f.ks.BuildKey || d.Digest != f.src.ArtifactDigest {
 		t.Fatalf("first round: %+v", d)
 	}
+	if f.p.lastBuilds != 1 {
+		t.Errorf("first round counted %d builds, want 1", f.p.lastBuilds)
+	}
 	f.round()
+	if f.p.lastBuilds != 0 {
+		t.Errorf("a round with nothing to build counted %d builds (Run returns memory after a round of many)", f.p.lastBuilds)
+	}
 	f.round()
 	if n := f.srv.hits.Load(); n != 1 {
 		t.Fatalf("%d downloads of one artifact over three rounds, want 1", n)
