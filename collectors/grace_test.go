@@ -121,6 +121,23 @@ func esTokens(long time.Time, gen, synced int64, keys ...string) *model.External
 		mt.ESRefreshed(long, 0, false), mt.ESReadySince("True", "SecretSynced", long), mt.ESSynced(gen, synced))
 }
 
+// tokensHealthyAt is when app/tokens has been healthy since (long) and when
+// its spec changes (changed, an hour later).
+func tokensHealthyAt() (long, changed time.Time) {
+	long = time.Unix(100000, 0)
+	return long, long.Add(time.Hour)
+}
+
+// tokensStore is a store with app/tokens writing key a, synced by ESO at
+// generation 1 and its Secret complete since long, and the Findings over it
+// evaluated at *now.
+func tokensStore(long time.Time, now *time.Time) (*model.Store, *Findings) {
+	s := model.NewStore(nil)
+	s.UpsertExternalSecret(esTokens(long, 1, 1, "a"), long)
+	s.UpsertSecret(mt.Secret("app", "tokens", "a"), long)
+	return s, NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return *now }})
+}
+
 // tokensSeries is what c exports of app/tokens's keys: ready_but_short and
 // missing_keys from the ExternalSecret.
 func tokensSeries(t *testing.T, c *Findings) string {
@@ -148,13 +165,9 @@ driftwatch_secret_missing_keys{namespace="app",optional="false",secret="tokens",
 // spec's generation (status.syncedResourceVersion), for ESPendingGrace; still
 // pending after it (ESO stopped), the key is reported as before.
 func TestESSpecChangeJudgedAfterESOSyncs(t *testing.T) {
-	long := time.Unix(100000, 0)
-	changed := long.Add(time.Hour)
+	long, changed := tokensHealthyAt()
 	now := changed
-	s := model.NewStore(nil)
-	s.UpsertExternalSecret(esTokens(long, 1, 1, "a"), long)
-	s.UpsertSecret(mt.Secret("app", "tokens", "a"), long)
-	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
+	s, c := tokensStore(long, &now)
 	if got := tokensSeries(t, c); got != "" {
 		t.Fatalf("healthy ExternalSecret reported:\n%s", got)
 	}
@@ -188,13 +201,9 @@ func TestESSpecChangeJudgedAfterESOSyncs(t *testing.T) {
 // the Secret updated in it, nothing is ever reported; still short after it,
 // the Secret is short (ESO said Ready of this generation).
 func TestESSyncedStatusBeforeItsSecret(t *testing.T) {
-	long := time.Unix(100000, 0)
-	changed := long.Add(time.Hour)
+	long, changed := tokensHealthyAt()
 	now := changed
-	s := model.NewStore(nil)
-	s.UpsertExternalSecret(esTokens(long, 1, 1, "a"), long)
-	s.UpsertSecret(mt.Secret("app", "tokens", "a"), long)
-	c := NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }})
+	s, c := tokensStore(long, &now)
 	s.UpsertExternalSecret(esTokens(long, 2, 1, "a", "b"), changed)
 	synced := changed.Add(800 * time.Millisecond)
 	s.UpsertExternalSecret(esTokens(long, 2, 2, "a", "b"), synced)
