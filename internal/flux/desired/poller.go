@@ -62,7 +62,8 @@ type Poller struct {
 	Now func() time.Time
 
 	fetches, failures atomic.Uint64
-	// lastBuilds counts the builds of the last Round (Run's goroutine only).
+	// lastBuilds counts the kustomize builds the last Round ran (Run's
+	// goroutine only).
 	lastBuilds int
 	// health: the desired-source health every poller reports (SourceHealth).
 	health   model.SourceTracker
@@ -259,7 +260,6 @@ func (p *Poller) Round(ctx context.Context, s Sink) {
 			d = p.unjudged(j.ks, j.prev, reason, detail, j.a.Revision, j.a.Digest, j.key, now)
 		} else {
 			d = p.build(ctx, j, fs, now)
-			p.lastBuilds++
 		}
 		if d != nil {
 			s.SetFluxDesired(j.ks, d)
@@ -371,6 +371,9 @@ func (p *Poller) build(ctx context.Context, j job, fs build.FS, now time.Time) *
 		r   build.Result
 		err error
 	}
+	// Counted for Run's memory return: a build that ran. A Kustomization
+	// whose spec cannot be read is retried every round and costs no build.
+	p.lastBuilds++
 	done := make(chan out, 1)
 	go func() {
 		r, err := build.Build(obj, fs)

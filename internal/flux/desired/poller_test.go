@@ -252,9 +252,18 @@ func TestPollerVerdictsWithoutADownload(t *testing.T) {
 		if d := f.round(); d.Unjudged != flux.UnjudgedSpecUnreadable {
 			t.Fatalf("verdict %+v", d)
 		}
+		// Retried every round without a build: not counted toward Run's
+		// memory return (a forced collection per round otherwise, with
+		// releaseAfterBuilds Kustomizations unreadable).
+		if f.p.lastBuilds != 0 {
+			t.Errorf("an unreadable spec counted %d builds, want 0", f.p.lastBuilds)
+		}
 		f.getErr = nil
 		if d := f.round(); !d.Judged() {
 			t.Fatalf("verdict %+v", d)
+		}
+		if f.p.lastBuilds != 1 {
+			t.Errorf("the build after it counted %d, want 1", f.p.lastBuilds)
 		}
 	})
 	t.Run("a remote base", func(t *testing.T) {
