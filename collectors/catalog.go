@@ -37,6 +37,7 @@ func declareFor(collector string, f finding.Family) *prometheus.Desc {
 	fam := finding.Declare(f)
 	d := prometheus.NewDesc(fam.Name, fam.Help, fam.Labels, nil)
 	familyOf[d] = fam
+	textOf[d] = newTextForm(fam, d)
 	declared = append(declared, declaration{fam, d, collector})
 	return d
 }

@@ -116,7 +116,7 @@ type nsResult struct {
 	// recheck: a verdict depended on the time (a grace period) and may change
 	// then without any write; zero when none did.
 	recheck time.Time
-	metrics []prometheus.Metric
+	metrics []sample
 	// findings are the typed findings among the metrics (Typed, agent check,
 	// the findings page), kept compact: bounded by findings.
 	findings []stored
@@ -150,8 +150,6 @@ type Findings struct {
 	byScrape, byRequest uint64
 	// panics counts contained detector failures.
 	panics map[string]uint64
-	// headers: each family's HELP and TYPE lines (WriteText).
-	headers map[*prometheus.Desc][]byte
 	// noSplit runs every detector on the whole model (tests compare both ways).
 	noSplit bool
 
@@ -369,7 +367,7 @@ func (f *Findings) Describe(ch chan<- *prometheus.Desc) { describe(collFindings,
 // same as a full recomputation's: the tests compare both after random changes.
 func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
-	var reused [][]prometheus.Metric
+	var reused [][]sample
 	var found [][]stored
 	silenced := 0
 	f.byScrape++
@@ -382,11 +380,11 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Unlock()
 	for _, ms := range reused {
 		for _, m := range ms {
-			ch <- m
+			ch <- m.metric()
 		}
 	}
 	for _, m := range fresh.buf {
-		ch <- m
+		ch <- m.metric()
 	}
 }
 
@@ -534,7 +532,7 @@ func availSignature(a model.Availability) string {
 }
 
 type emitter struct {
-	buf []prometheus.Metric
+	buf []sample
 	cfg *Config
 	// view and detector: for driftwatch.io/ignore (see gauge).
 	view     model.View
@@ -581,7 +579,7 @@ func (e *emitter) flushSilenced() {
 	}
 	slices.Sort(nss)
 	for _, ns := range nss {
-		e.buf = append(e.buf, prometheus.MustNewConstMetric(descSilenced, prometheus.GaugeValue, float64(e.silenced[ns]), e.detector, ns))
+		e.buf = append(e.buf, newSample(descSilenced, familyOf[descSilenced], float64(e.silenced[ns]), []string{e.detector, ns}))
 		e.silencedTotal += e.silenced[ns]
 	}
 	e.silenced = nil
@@ -610,7 +608,7 @@ func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *findin
 			return nil
 		}
 	}
-	e.buf = append(e.buf, prometheus.MustNewConstMetric(d, valueType(fam), v, labels...))
+	e.buf = append(e.buf, newSample(d, fam, v, labels))
 	if fam.Kind != finding.KindFinding || fam.Restates != "" || v == 0 {
 		return nil
 	}

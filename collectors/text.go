@@ -1,15 +1,11 @@
 package collectors
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-
-	"github.com/driftwatch/driftwatch/finding"
 )
 
 // WriteText writes every finding in the Prometheus text exposition format
@@ -81,70 +77,65 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	}
 	var out [][]byte
 	for _, d := range order {
-		out = append(out, f.headers[d])
+		out = append(out, textOf[d].header)
 		out = append(out, chunks[d]...)
 	}
 	return out, nil
 }
 
-// descOrder lists the descriptors of ms in order of first appearance.
-func descOrder(ms []prometheus.Metric) []*prometheus.Desc {
+// descOrder lists the descriptors of ss in order of first appearance.
+func descOrder(ss []sample) []*prometheus.Desc {
 	var out []*prometheus.Desc
 	seen := map[*prometheus.Desc]bool{}
-	for _, m := range ms {
-		if d := m.Desc(); !seen[d] {
-			seen[d] = true
-			out = append(out, d)
+	for _, s := range ss {
+		if !seen[s.d] {
+			seen[s.d] = true
+			out = append(out, s.d)
 		}
 	}
 	return out
 }
 
-// encode renders metrics per family, without the HELP/TYPE header, which it
-// records in f.headers (the caller holds f.mu).
-func (f *Findings) encode(ms []prometheus.Metric) (map[*prometheus.Desc][]byte, error) {
-	fams := map[*prometheus.Desc]*dto.MetricFamily{}
-	var order []*prometheus.Desc
-	for _, m := range ms {
-		d := m.Desc()
-		fam := fams[d]
-		if fam == nil {
-			info, ok := familyOf[d]
-			if !ok {
-				return nil, fmt.Errorf("collectors: no family registered for %s", d)
-			}
-			typ := dto.MetricType_GAUGE
-			if info.Type == finding.Counter {
-				typ = dto.MetricType_COUNTER
-			}
-			fam = &dto.MetricFamily{Name: &info.Name, Help: &info.Help, Type: &typ}
-			fams[d] = fam
-			order = append(order, d)
+// encode renders samples per family, in the order they came, without the
+// HELP/TYPE header (textForm.header). Every family's text is a slice of one
+// buffer, sized by a first pass: the text of a namespace's result is cached,
+// and a buffer grown by appends would hold up to twice its length.
+func (f *Findings) encode(ss []sample) (map[*prometheus.Desc][]byte, error) {
+	order := descOrder(ss)
+	ordinal := make(map[*prometheus.Desc]int, len(order))
+	forms := make([]*textForm, len(order))
+	for i, d := range order {
+		t, ok := textOf[d]
+		if !ok {
+			return nil, fmt.Errorf("collectors: no family registered for %s", d)
 		}
-		pb := &dto.Metric{}
-		if err := m.Write(pb); err != nil {
-			return nil, fmt.Errorf("collectors: %s: %w", d, err)
-		}
-		fam.Metric = append(fam.Metric, pb)
+		ordinal[d], forms[i] = i, t
 	}
+	// Counting sort of the samples by family, and the buffer's size.
+	starts := make([]int, len(order)+1)
+	size := 0
+	for _, s := range ss {
+		starts[ordinal[s.d]+1]++
+		size += textOf[s.d].lineSize(s)
+	}
+	for i := 1; i < len(starts); i++ {
+		starts[i] += starts[i-1]
+	}
+	byFamily := make([]int32, len(ss))
+	next := slices.Clone(starts[:len(order)])
+	for i, s := range ss {
+		k := ordinal[s.d]
+		byFamily[next[k]] = int32(i)
+		next[k]++
+	}
+	buf := make([]byte, 0, size)
 	out := make(map[*prometheus.Desc][]byte, len(order))
-	var buf bytes.Buffer
-	for _, d := range order {
-		buf.Reset()
-		if _, err := expfmt.MetricFamilyToText(&buf, fams[d]); err != nil {
-			return nil, err
+	for k, d := range order {
+		from := len(buf)
+		for _, i := range byFamily[starts[k]:starts[k+1]] {
+			buf = forms[k].appendLine(buf, ss[i])
 		}
-		b := buf.Bytes()
-		// The first two lines are "# HELP ..." and "# TYPE ...".
-		cut := bytes.IndexByte(b, '\n')
-		cut += 1 + bytes.IndexByte(b[cut+1:], '\n')
-		if f.headers == nil {
-			f.headers = map[*prometheus.Desc][]byte{}
-		}
-		if _, ok := f.headers[d]; !ok {
-			f.headers[d] = bytes.Clone(b[:cut+1])
-		}
-		out[d] = bytes.Clone(b[cut+1:])
+		out[d] = buf[from:len(buf):len(buf)]
 	}
 	return out, nil
 }

@@ -1,0 +1,82 @@
+package collectors
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/driftwatch/driftwatch/finding"
+)
+
+// The direct encoder writes every declared family's series byte for byte as
+// client_golang's (the const metric, its dto message, expfmt's text), over
+// label values that need escaping or are not ASCII and values expfmt writes
+// specially.
+func TestTextFormMatchesExpfmt(t *testing.T) {
+	values := []float64{0, 1, -1, 2, 0.5, 1e-9, 123456789, 1e21, 1.7976931348623157e308, -3.25,
+		math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), 1700000000.123}
+	labelValues := []string{"", "app", `a"b`, `back\slash`, "line\nbreak", "ünïcödé", "x=y,z", `\"` + "\n", "}{", "sp ace"}
+	r := rand.New(rand.NewPCG(3, 5))
+	if len(declared) < 50 {
+		t.Fatalf("only %d families declared", len(declared))
+	}
+	for _, dc := range declared {
+		f := &Findings{}
+		var ss []sample
+		for i := 0; i < 12; i++ {
+			labels := make([]string, len(dc.fam.Labels))
+			for j := range labels {
+				labels[j] = labelValues[r.IntN(len(labelValues))]
+			}
+			ss = append(ss, newSample(dc.desc, dc.fam, values[r.IntN(len(values))], labels))
+		}
+		got, err := f.encode(ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := dto.MetricType_GAUGE
+		if dc.fam.Type == finding.Counter {
+			typ = dto.MetricType_COUNTER
+		}
+		fam := &dto.MetricFamily{Name: &dc.fam.Name, Help: &dc.fam.Help, Type: &typ}
+		for _, s := range ss {
+			pb := &dto.Metric{}
+			if err := s.metric().Write(pb); err != nil {
+				t.Fatal(err)
+			}
+			fam.Metric = append(fam.Metric, pb)
+		}
+		var want bytes.Buffer
+		if _, err := expfmt.MetricFamilyToText(&want, fam); err != nil {
+			t.Fatal(err)
+		}
+		if g := string(textOf[dc.desc].header) + string(got[dc.desc]); g != want.String() {
+			t.Fatalf("%s:\n got %q\nwant %q", dc.fam.Name, g, want.String())
+		}
+	}
+}
+
+// A label value client_golang refuses fails the detector that emits it, at
+// the emit (run recovers it), with client_golang's error.
+func TestNewSampleRefusesWhatClientGolangRefuses(t *testing.T) {
+	for _, labels := range [][]string{{"ns", "es"}, {"ns", "es\xff", "r"}} {
+		func() {
+			defer func() {
+				p := recover()
+				if p == nil || !strings.Contains(fmt.Sprint(p), "label") {
+					t.Errorf("%q: panic %v, want client_golang's label error", labels, p)
+				}
+			}()
+			newSample(descNotReady, familyOf[descNotReady], 1, labels)
+		}()
+	}
+	if s := newSample(descNotReady, familyOf[descNotReady], 1, []string{"ns", "es", "r"}); s.v != 1 || len(s.labels) != 3 {
+		t.Fatalf("valid sample: %+v", s)
+	}
+}
