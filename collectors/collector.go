@@ -592,6 +592,12 @@ func (e *emitter) flushSilenced() {
 // another) it also records the typed finding and returns it, so the emitter
 // can add the evidence and consumers; nil otherwise.
 func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *finding.Finding {
+	return e.gaugeOf(d, nil, v, labels)
+}
+
+// gaugeOf is gauge for a series whose object's metadata the detector already
+// holds (meta, non-nil): no lookup in the model per series.
+func (e *emitter) gaugeOf(d *prometheus.Desc, meta *model.ObjectMeta, v float64, labels []string) *finding.Finding {
 	fam := familyOf[d]
 	if own := e.cfg.OwnsNamespace; own != nil {
 		if i := slices.Index(fam.Labels, "namespace"); i >= 0 && !own(labels[i]) {
@@ -600,7 +606,9 @@ func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) *findin
 	}
 	obj, hasObject := fam.ObjectAt(labels)
 	if e.detector != "" && hasObject {
-		meta, _ := e.view.Meta(obj.Kind, obj.Namespace, obj.Name)
+		if meta == nil {
+			meta, _ = e.view.Meta(obj.Kind, obj.Namespace, obj.Name)
+		}
 		if e.view.Ignores(obj.Namespace, meta, e.detector) {
 			if fam.Kind == finding.KindFinding && fam.Restates == "" {
 				e.silence(obj.Namespace, 1)

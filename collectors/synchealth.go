@@ -91,9 +91,9 @@ func emitSyncHealth(e *emitter, v model.View, a model.Availability, now time.Tim
 		}
 	}
 	for _, s := range res.Ages {
-		e.gauge(descSyncAge, s.Age.Seconds(), s.Namespace, s.ExternalSecret)
+		e.gaugeOf(descSyncAge, s.Meta, s.Age.Seconds(), []string{s.Namespace, s.ExternalSecret})
 		if s.Overdue {
-			if f := e.gauge(descSyncOverdue, 1, s.Namespace, s.ExternalSecret); f != nil {
+			if f := e.gaugeOf(descSyncOverdue, s.Meta, 1, []string{s.Namespace, s.ExternalSecret}); f != nil {
 				f.Evidence = fmt.Sprintf("last refresh %s ago, more than %g × its refreshInterval", s.Age.Round(time.Second), e.cfg.OverdueFactor)
 			}
 		}

@@ -53,3 +53,29 @@ func TestStoreReadFailingEvidence(t *testing.T) {
 		}
 	}
 }
+
+// driftwatch.io/ignore on an ExternalSecret keeps its overdue finding and its
+// age out (emitSyncHealth hands the emitter the ExternalSecret's metadata
+// instead of a lookup per series), and the finding is counted as silenced.
+func TestSyncAgeHonoursIgnore(t *testing.T) {
+	now := mt.T0.Add(time.Hour)
+	ignored := func(e *model.ExternalSecret) { e.Annotations = map[string]string{model.AnnIgnore: "sync_health"} }
+	other := func(e *model.ExternalSecret) { e.Annotations = map[string]string{model.AnnIgnore: "missing_keys"} }
+	old := mt.ESRefreshed(now.Add(-time.Hour), time.Minute, true)
+	s := mt.NewStore(t, mt.ES("app", "quiet", old, ignored), mt.ES("app", "loud", old, other))
+	text := gatherText(t, NewFindings(s, mt.HealthAll(), Config{Now: func() time.Time { return now }}))
+	for _, want := range []string{
+		`driftwatch_externalsecret_sync_overdue{externalsecret="loud",namespace="app"} 1`,
+		`driftwatch_externalsecret_sync_age_seconds{externalsecret="loud",namespace="app"} 3600`,
+		`driftwatch_findings_silenced{detector="sync_health",namespace="app"} 1`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("missing %s", want)
+		}
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "driftwatch_externalsecret_sync_") && strings.Contains(l, `externalsecret="quiet"`) {
+			t.Errorf("an ExternalSecret ignoring sync_health exported %s", l)
+		}
+	}
+}

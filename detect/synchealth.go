@@ -24,6 +24,9 @@ type ESSyncAge struct {
 	// means "never refresh" and is never overdue, nor is a refreshPolicy of
 	// CreatedOnce or OnChange (ESO does not refresh those on the interval).
 	Overdue bool
+	// Meta is the ExternalSecret's metadata (its driftwatch.io/ignore, read
+	// by the emitter without a lookup per series per scrape).
+	Meta *model.ObjectMeta
 }
 
 // StoreNotReady is a SecretStore or ClusterSecretStore whose Ready condition is not True.
@@ -122,7 +125,7 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 			if age < 0 {
 				age = 0
 			}
-			a := ESSyncAge{Namespace: e.Namespace, ExternalSecret: e.Name, Age: age}
+			a := ESSyncAge{Namespace: e.Namespace, ExternalSecret: e.Name, Age: age, Meta: &e.ObjectMeta}
 			periodic := e.RefreshPolicy == "" || e.RefreshPolicy == "Periodic"
 			if periodic && e.RefreshIntervalSet && e.RefreshInterval > 0 && overdueFactor > 0 {
 				a.Overdue = float64(age) > overdueFactor*float64(e.RefreshInterval)

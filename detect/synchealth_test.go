@@ -175,6 +175,14 @@ func TestSyncHealth(t *testing.T) {
 			s := mt.NewStore(t, tc.objs...)
 			got := mt.Read(s, func(v model.View) SyncHealthResult { return SyncHealth(v, avail, now, factor) })
 			checkSlice(t, "NotReady", got.NotReady, tc.notReady)
+			for i, a := range got.Ages {
+				// The emitter reads driftwatch.io/ignore from Meta: it must be
+				// the ExternalSecret's own.
+				if a.Meta == nil || a.Meta.Namespace != a.Namespace || a.Meta.Name != a.ExternalSecret {
+					t.Errorf("age of %s/%s carries the metadata of %+v", a.Namespace, a.ExternalSecret, a.Meta)
+				}
+				got.Ages[i].Meta = nil
+			}
 			checkSlice(t, "Ages", got.Ages, tc.ages)
 			checkSlice(t, "Stores", got.Stores, tc.stores)
 		})
