@@ -166,7 +166,8 @@ func scrapeNote(pr probeResult) string {
 	if len(pr.scrapes) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; scrape p50 %s p99 %s", quantile(pr.scrapes, 0.5).Round(100*time.Microsecond), quantile(pr.scrapes, 0.99).Round(100*time.Microsecond))
+	return fmt.Sprintf("; scrape p50 %s p99 %s; first scrape after the warm-up %s", quantile(pr.scrapes, 0.5).Round(100*time.Microsecond),
+		quantile(pr.scrapes, 0.99).Round(100*time.Microsecond), pr.firstScrape.Round(100*time.Microsecond))
 }
 
 // toggleProbe removes the key PROBE of the probe Secret if it has it, adds it

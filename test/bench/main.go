@@ -589,9 +589,9 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 		res.latN, res.latTimeouts, res.scrapes = len(pr.latencies), pr.timeouts, len(pr.scrapes)
 		res.lat50, res.lat99 = quantile(pr.latencies, 0.5), quantile(pr.latencies, 0.99)
 		res.scr50, res.scr99 = quantile(pr.scrapes, 0.5), quantile(pr.scrapes, 0.99)
-		logf("  latency p50 %s p99 %s (%d probes, %d timeouts); scrape p50 %s p99 %s (%d scrapes)",
+		logf("  latency p50 %s p99 %s (%d probes, %d timeouts); scrape p50 %s p99 %s (%d scrapes); first scrape after the load phase %s",
 			res.lat50.Round(time.Millisecond), res.lat99.Round(time.Millisecond), res.latN, res.latTimeouts,
-			res.scr50.Round(time.Millisecond), res.scr99.Round(time.Millisecond), res.scrapes)
+			res.scr50.Round(time.Millisecond), res.scr99.Round(time.Millisecond), res.scrapes, pr.firstScrape.Round(time.Millisecond))
 	}
 	return res
 }
