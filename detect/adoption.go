@@ -1,8 +1,10 @@
 package detect
 
 import (
+	"cmp"
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 
@@ -222,27 +224,36 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 	if !avail[model.ResSecrets] {
 		return nil
 	}
-	compared := map[[3]string]bool{}
 	pair := func(ns, a, b string) [3]string {
 		if a > b {
 			a, b = b, a
 		}
 		return [3]string{ns, a, b}
 	}
-	for _, p := range ComparePairs(v, avail) {
-		compared[pair(p.Namespace, p.Live, p.Store)] = true
+	// The declared pairs, read only when some Secrets hold equal data.
+	var compared map[[3]string]bool
+	isCompared := func(ns, a, b string) bool {
+		if compared == nil {
+			compared = map[[3]string]bool{}
+			for _, p := range ComparePairs(v, avail) {
+				compared[pair(p.Namespace, p.Live, p.Store)] = true
+			}
+		}
+		return compared[pair(ns, a, b)]
 	}
-	// Group by namespace and an order-independent hash of the key names, lengths
-	// and fingerprints, then split each bucket into classes of exactly equal data
-	// (a hash collision never makes a finding). No per-Secret string is built.
-	type bucket struct {
-		ns string
-		h  uint64
-		n  int
+	// Sort by namespace and an order-independent hash of the key names,
+	// lengths and fingerprints (stable: v.Secrets() order, lexical, within a
+	// run), then split each run of equal hashes into classes of exactly equal
+	// data (a hash collision never makes a finding). No per-Secret string or
+	// map entry is built: almost every Secret is alone in its run.
+	type cand struct {
+		h uint64
+		n int
+		s *model.Secret
 	}
-	buckets := map[bucket][][]*model.Secret{}
-	var order []bucket
-	for _, s := range v.Secrets() {
+	secrets := v.Secrets()
+	cands := make([]cand, 0, len(secrets))
+	for _, s := range secrets {
 		if s.Keys.Len() == 0 || skipDuplicateType(s.Type) {
 			continue
 		}
@@ -250,31 +261,47 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 		if !ok {
 			continue
 		}
-		k := bucket{s.Namespace, h, s.Keys.Len()}
-		classes, seen := buckets[k]
-		if !seen {
-			order = append(order, k)
+		cands = append(cands, cand{h, s.Keys.Len(), s})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		if c := strings.Compare(a.s.Namespace, b.s.Namespace); c != 0 {
+			return c
 		}
-		placed := false
-		for i, c := range classes {
-			if sameData(c[0], s) {
-				classes[i] = append(c, s)
-				placed = true
-				break
+		if c := cmp.Compare(a.h, b.h); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	})
+	var out []Duplicate
+	for i := 0; i < len(cands); {
+		j := i + 1
+		for j < len(cands) && cands[j].h == cands[i].h && cands[j].n == cands[i].n && cands[j].s.Namespace == cands[i].s.Namespace {
+			j++
+		}
+		run := cands[i:j]
+		i = j
+		if len(run) < 2 {
+			continue
+		}
+		var classes [][]*model.Secret
+		for _, x := range run {
+			placed := false
+			for k, c := range classes {
+				if sameData(c[0], x.s) {
+					classes[k] = append(c, x.s)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				classes = append(classes, []*model.Secret{x.s})
 			}
 		}
-		if !placed {
-			classes = append(classes, []*model.Secret{s})
-		}
-		buckets[k] = classes
-	}
-	var out []Duplicate
-	for _, k := range order {
-		for _, c := range buckets[k] {
+		for _, c := range classes {
 			if len(c) < 2 {
 				continue
 			}
-			// v.Secrets() is sorted: c[0] is the first in lexical order.
+			// c is in v.Secrets() order: c[0] is the first in lexical order.
 			// A Secret a controller owns is its owner's output, not a
 			// copy: it is never reported, and the first of them is the
 			// one the others copy.
@@ -285,11 +312,12 @@ func DuplicateCredentials(v model.View, avail model.Availability) []Duplicate {
 					break
 				}
 			}
+			ns := orig.Namespace
 			for _, s := range c {
-				if s == orig || controlled(s) || compared[pair(k.ns, orig.Name, s.Name)] {
+				if s == orig || controlled(s) || isCompared(ns, orig.Name, s.Name) {
 					continue
 				}
-				out = append(out, Duplicate{Namespace: k.ns, Secret: s.Name, DuplicateOf: orig.Name})
+				out = append(out, Duplicate{Namespace: ns, Secret: s.Name, DuplicateOf: orig.Name})
 			}
 		}
 	}
