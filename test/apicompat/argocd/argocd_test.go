@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	appclient "github.com/argoproj/argo-cd/v2/pkg/apiclient/application"
-	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	appclient "github.com/argoproj/argo-cd/v3/pkg/apiclient/application"
+	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	local "github.com/driftwatch/driftwatch/internal/argocd"
@@ -66,7 +66,7 @@ func applications() []*v1alpha1.Application {
 					Status: sync, Revision: "abc123",
 					ComparedTo: v1alpha1.ComparedTo{Destination: dest, Source: v1alpha1.ApplicationSource{RepoURL: "https://git.example/payments.git"}},
 				},
-				Health:       v1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: "1 of 2 ready"},
+				Health:       v1alpha1.AppHealthStatus{Status: health.HealthStatusDegraded, Message: "1 of 2 ready"},
 				ReconciledAt: &t1,
 				OperationState: &v1alpha1.OperationState{
 					Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "abc123", SyncOptions: v1alpha1.SyncOptions{"ServerSideApply=true"}}},

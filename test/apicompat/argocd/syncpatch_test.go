@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	argodiff "github.com/argoproj/argo-cd/v2/util/argo/diff"
-	"github.com/argoproj/argo-cd/v2/util/argo/normalizers"
+	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
+	argodiff "github.com/argoproj/argo-cd/v3/util/argo/diff"
+	"github.com/argoproj/argo-cd/v3/util/argo/normalizers"
 	jsonpatch "github.com/evanphx/json-patch"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -17,8 +17,8 @@ import (
 	"github.com/driftwatch/driftwatch/internal/model"
 )
 
-// The controller's RespectIgnoreDifferences step, as Argo CD v2.14.21 runs it
-// (controller/sync.go normalizeTargetResources, identical in v3.2.9): Argo CD's
+// The controller's RespectIgnoreDifferences step, as Argo CD v3.2.9 runs it
+// (controller/sync.go normalizeTargetResources; v2.14.21 has the same): Argo CD's
 // own normalizer (util/argo/diff.Normalize, with its jsonPointers and jq
 // normalizers), then getMergePatch and applyMergePatch, copied verbatim below
 // (they are unexported). It returns the object Argo CD would apply.
@@ -55,7 +55,7 @@ func argoRespectIgnoreDifferences(t *testing.T, live, target *unstructured.Unstr
 	return patched
 }
 
-// getMergePatch: Argo CD v2.14.21 controller/sync.go, verbatim.
+// getMergePatch: Argo CD v3.2.9 controller/sync.go, verbatim.
 func getMergePatch(original, modified *unstructured.Unstructured, lookupPatchMeta *strategicpatch.PatchMetaFromStruct) ([]byte, error) {
 	originalJSON, err := original.MarshalJSON()
 	if err != nil {
@@ -72,8 +72,8 @@ func getMergePatch(original, modified *unstructured.Unstructured, lookupPatchMet
 	return jsonpatch.CreateMergePatch(originalJSON, modifiedJSON)
 }
 
-// applyMergePatch: Argo CD v2.14.21 controller/sync.go, verbatim.
-func applyMergePatch(obj *unstructured.Unstructured, patch []byte, versionedObject interface{}) (*unstructured.Unstructured, error) {
+// applyMergePatch: Argo CD v3.2.9 controller/sync.go, verbatim.
+func applyMergePatch(obj *unstructured.Unstructured, patch []byte, versionedObject any) (*unstructured.Unstructured, error) {
 	originalJSON, err := obj.MarshalJSON()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,39 @@
+package argocd
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/driftwatch/driftwatch/internal/buildshare"
+)
+
+// TestSameVersionsAsTheTool: every module that provides a package to both this
+// module's test and test/tools/argocd's Argo CD build is required at the same
+// version and replaced by the same code in both (internal/buildshare says why):
+// otherwise the ~1,400 packages they share compile twice in a cold make test.
+// It also keeps these tests on the code the end-to-end Argo CD runs. To fix a
+// difference: require the version this module selects in the tool's go.mod and
+// replace it there by the version the tool builds (and here too when this
+// module selects a newer one).
+func TestSameVersionsAsTheTool(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	here, err := buildshare.Modules(".", "-test", "./...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := buildshare.Modules("../../tools/argocd", "github.com/argoproj/argo-cd/v3/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, diffs := buildshare.Diff(here, tool, func(m string) bool { return strings.HasPrefix(m, "github.com/driftwatch/") })
+	for _, d := range diffs {
+		t.Errorf("%s (here vs test/tools/argocd)", d)
+	}
+	if shared < 100 {
+		t.Fatalf("only %d modules shared with test/tools/argocd: the listing is wrong", shared)
+	}
+	t.Logf("%d modules shared with test/tools/argocd, %d differ", shared, len(diffs))
+}
