@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Modules maps each module that provides a package to `go list -deps args...`
@@ -55,4 +57,34 @@ func Diff(a, b map[string]string, skip func(module string) bool) (shared int, di
 	}
 	sort.Strings(diffs)
 	return shared, diffs
+}
+
+// CheckSameVersions is the body of the apicompat modules'
+// TestSameVersionsAsTheTool: it compares `go list -deps -test ./...` in the
+// current folder with `go list -deps toolPkg` in toolDir, leaving out the
+// driftwatch modules and those skip names, and reports every shared module
+// whose versions differ, and too few shared modules (a wrong listing).
+func CheckSameVersions(t testing.TB, toolDir, toolPkg string, minShared int, skip ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	here, err := Modules(".", "-test", "./...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := Modules(toolDir, toolPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, diffs := Diff(here, tool, func(m string) bool {
+		return strings.HasPrefix(m, "github.com/driftwatch/") || slices.Contains(skip, m)
+	})
+	for _, d := range diffs {
+		t.Errorf("%s (here vs %s)", d, toolDir)
+	}
+	if shared < minShared {
+		t.Fatalf("only %d modules shared with %s: the listing is wrong", shared, toolDir)
+	}
+	t.Logf("%d modules shared with %s, %d differ", shared, toolDir, len(diffs))
 }

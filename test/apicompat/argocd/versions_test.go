@@ -1,8 +1,6 @@
 package argocd
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/buildshare"
@@ -17,23 +15,5 @@ import (
 // replace it there by the version the tool builds (and here too when this
 // module selects a newer one).
 func TestSameVersionsAsTheTool(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command")
-	}
-	here, err := buildshare.Modules(".", "-test", "./...")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool, err := buildshare.Modules("../../tools/argocd", "github.com/argoproj/argo-cd/v3/cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared, diffs := buildshare.Diff(here, tool, func(m string) bool { return strings.HasPrefix(m, "github.com/driftwatch/") })
-	for _, d := range diffs {
-		t.Errorf("%s (here vs test/tools/argocd)", d)
-	}
-	if shared < 100 {
-		t.Fatalf("only %d modules shared with test/tools/argocd: the listing is wrong", shared)
-	}
-	t.Logf("%d modules shared with test/tools/argocd, %d differ", shared, len(diffs))
+	buildshare.CheckSameVersions(t, "../../tools/argocd", "github.com/argoproj/argo-cd/v3/cmd", 100)
 }

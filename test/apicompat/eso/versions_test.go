@@ -1,8 +1,6 @@
 package eso
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/driftwatch/driftwatch/internal/buildshare"
@@ -20,25 +18,5 @@ import (
 // go.mod and replace it there by the version the tool builds (and here too
 // when this module selects a newer one).
 func TestSameVersionsAsTheTool(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command")
-	}
-	here, err := buildshare.Modules(".", "-test", "./...")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool, err := buildshare.Modules("../../tools/eso", "github.com/external-secrets/external-secrets")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared, diffs := buildshare.Diff(here, tool, func(m string) bool {
-		return strings.HasPrefix(m, "github.com/driftwatch/") || m == "github.com/external-secrets/external-secrets"
-	})
-	for _, d := range diffs {
-		t.Errorf("%s (here vs test/tools/eso)", d)
-	}
-	if shared < 40 {
-		t.Fatalf("only %d modules shared with test/tools/eso: the listing is wrong", shared)
-	}
-	t.Logf("%d modules shared with test/tools/eso, %d differ", shared, len(diffs))
+	buildshare.CheckSameVersions(t, "../../tools/eso", "github.com/external-secrets/external-secrets", 40, "github.com/external-secrets/external-secrets")
 }
