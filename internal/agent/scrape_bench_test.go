@@ -253,16 +253,8 @@ func BenchmarkScrape(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				for j := 0; j < 20; j++ {
-					s := c.secrets[next%len(c.secrets)]
 					next++
-					upd := s.DeepCopy()
-					upd.Data = map[string][]byte{}
-					for k := 0; k < 5; k++ {
-						upd.Data[fmt.Sprintf("KEY_%02d", k)] = []byte(fmt.Sprintf("v-%d-%d", next, k))
-					}
-					if _, err := cs.CoreV1().Secrets(s.Namespace).Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
-						b.Fatal(err)
-					}
+					rewriteSecret(ctx, b, cs, c.secrets[(next-1)%len(c.secrets)], next)
 				}
 				time.Sleep(20 * time.Millisecond) // let the informer deliver the updates
 				b.StartTimer()
@@ -286,14 +278,7 @@ func BenchmarkScrape(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				for _, s := range firstOf {
-					upd := s.DeepCopy()
-					upd.Data = map[string][]byte{}
-					for k := 0; k < 5; k++ {
-						upd.Data[fmt.Sprintf("KEY_%02d", k)] = []byte(fmt.Sprintf("v-%d-%d", i, k))
-					}
-					if _, err := cs.CoreV1().Secrets(s.Namespace).Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
-						b.Fatal(err)
-					}
+					rewriteSecret(ctx, b, cs, s, i)
 				}
 				time.Sleep(100 * time.Millisecond) // let the informer deliver the updates
 				b.StartTimer()
@@ -303,5 +288,18 @@ func BenchmarkScrape(b *testing.B) {
 			b.ReportMetric(float64(len(firstOf)), "namespaces")
 		})
 		stop()
+	}
+}
+
+// rewriteSecret updates s with five new values (KEY_00..KEY_04, generation
+// gen): a changed Secret for the scrape benchmarks' churn.
+func rewriteSecret(ctx context.Context, b *testing.B, cs *fake.Clientset, s *corev1.Secret, gen int) {
+	upd := s.DeepCopy()
+	upd.Data = map[string][]byte{}
+	for k := 0; k < 5; k++ {
+		upd.Data[fmt.Sprintf("KEY_%02d", k)] = []byte(fmt.Sprintf("v-%d-%d", gen, k))
+	}
+	if _, err := cs.CoreV1().Secrets(s.Namespace).Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -249,13 +249,13 @@ func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metric
 	warm := make(chan struct{})
 	go func() {
 		defer wg.Done()
-		for n := 0; sctx.Err() == nil; {
+		for scraped := 0; sctx.Err() == nil; {
 			code, body, d, err := get(metricsURL)
 			if err != nil || code != 200 {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
-			switch n++; n {
+			switch scraped++; scraped {
 			case 1:
 				res.firstScrape = d
 			case 2:
@@ -289,6 +289,8 @@ func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metric
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		s, err := secrets.Get(ctx, w.probeName, metav1.GetOptions{})
 		if err != nil {
+			cancel()
+			wg.Wait() // the scraper appends to res
 			return res, err
 		}
 		_, had := s.Data["PROBE"]
@@ -299,6 +301,8 @@ func probeLatency(ctx context.Context, cs kubernetes.Interface, w *world, metric
 		}
 		t0 := time.Now()
 		if _, err := secrets.Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+			cancel()
+			wg.Wait()
 			return res, err
 		}
 		wrote := time.Now()
