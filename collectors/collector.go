@@ -146,8 +146,9 @@ type Findings struct {
 	// evaluations counts per-namespace detector runs (reuse is the rest).
 	evaluations map[string]uint64
 	// byScrape and byRequest count evaluations of every detector for a
-	// scrape and for a reader (Run, Latest).
-	byScrape, byRequest uint64
+	// scrape and for a reader (Run, Latest); byAhead counts Prepare's
+	// evaluations of the per-namespace detectors ahead of a scrape.
+	byScrape, byRequest, byAhead uint64
 	// panics counts contained detector failures.
 	panics map[string]uint64
 	// noSplit runs every detector on the whole model (tests compare both ways).
@@ -349,8 +350,10 @@ var (
 		Help:   "Detector runs that failed (a contained panic) since the agent started.",
 		Labels: []string{"detector"}, Kind: finding.KindHealth, Type: finding.Counter})
 	descEvaluations = declare(finding.Family{Name: "driftwatch_evaluations_total",
-		Help: "Evaluations of every detector since the agent started, by what asked for them: scrape (/metrics) or request (the findings page, " +
-			"/secret/, /api/v1/findings and agent check, only when the last evaluation is older than --ui.max-age: they reuse it otherwise).",
+		Help: "Evaluations of every detector since the agent started, by what asked for them: scrape (/metrics), request (the findings page, " +
+			"/secret/, /api/v1/findings and agent check, only when the last evaluation is older than --ui.max-age: they reuse it otherwise) " +
+			"or ahead (the per-namespace detectors over the namespaces that changed, shortly before the next scrape is expected, " +
+			"so that the scrape reuses them: --evaluate-ahead).",
 		Labels: []string{"trigger"}, Kind: finding.KindHealth, Type: finding.Counter})
 	descDetectorNSEvals = declare(finding.Family{Name: "driftwatch_detector_namespace_evaluations_total",
 		Help:   "Namespaces a per-namespace detector evaluated; the other namespaces' results were reused because nothing in them changed.",
@@ -371,7 +374,7 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 	var found [][]stored
 	silenced := 0
 	f.byScrape++
-	fresh := f.evaluate(true, func(r *nsResult) {
+	fresh := f.evaluate(true, false, func(r *nsResult) {
 		reused = append(reused, r.metrics)
 		found = append(found, r.findings)
 		silenced += r.silenced
@@ -414,7 +417,7 @@ func (f *Findings) runLocked() *Evaluation {
 	var out [][]stored
 	silenced := 0
 	f.byRequest++
-	e := f.evaluate(false, func(r *nsResult) {
+	e := f.evaluate(false, false, func(r *nsResult) {
 		out = append(out, r.findings)
 		silenced += r.silenced
 	})
@@ -423,8 +426,9 @@ func (f *Findings) runLocked() *Evaluation {
 
 // evaluate runs the detectors (the caller holds f.mu). It hands each
 // per-namespace result, computed now or reused, to result and returns the other
-// metrics (cluster-wide detectors, detector_* gauges).
-func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
+// metrics (cluster-wide detectors, detector_* gauges). ahead runs only the
+// per-namespace detectors (Prepare): the returned emitter is then empty.
+func (f *Findings) evaluate(needMetrics, ahead bool, result func(*nsResult)) *emitter {
 	avail := f.availability()
 	now := f.cfg.Now()
 	if sig := availSignature(avail); sig != f.cachedAvail || f.cached == nil {
@@ -436,6 +440,12 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 	e := &emitter{cfg: &f.cfg, at: now}
 	f.store.Read(func(v model.View) {
 		for _, d := range f.detectors {
+			if ahead {
+				if d.perNamespace && avail.All(d.requires...) {
+					f.emitPerNamespace(e, d, v, avail, now, false, result)
+				}
+				continue
+			}
 			enabled := avail.All(d.requires...)
 			e.gauge(descDetectorEnabled, b2f(enabled), d.name)
 			if !enabled {
@@ -460,9 +470,13 @@ func (f *Findings) evaluate(needMetrics bool, result func(*nsResult)) *emitter {
 			}
 		}
 	})
+	if ahead {
+		return e
+	}
 	e.detector = ""
 	e.counter(descEvaluations, float64(f.byScrape), "scrape")
 	e.counter(descEvaluations, float64(f.byRequest), "request")
+	e.counter(descEvaluations, float64(f.byAhead), "ahead")
 	return e
 }
 

@@ -165,8 +165,17 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 		health := mt.HealthAll()
 		inc := NewFindings(s, health, cfg)
 		incText := NewFindings(s, health, cfg) // reuses encoded text across steps
+		// ahead is evaluated ahead of some scrapes (Prepare), before and
+		// after the step's change, with time passing in between (grace
+		// periods end): its scrape must export what the others compute.
+		ahead := NewFindings(s, health, cfg)
+		prepared := 0
 		findings := 0
 		for step := 0; step < 400; step++ {
+			if r.IntN(2) == 0 {
+				prepared += ahead.Prepare()
+			}
+			now = now.Add(time.Duration(r.IntN(20)) * time.Second)
 			ns := namespaces[r.IntN(len(namespaces))]
 			switch op := r.IntN(13); op {
 			case 0, 1, 2:
@@ -199,6 +208,9 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 			case 11:
 				s.UpsertStore(mt.ClusterSecretStore("vault", mt.StoreProvider("vault"), mt.StoreReady([]string{"True", "False"}[r.IntN(2)], "")))
 			}
+			if r.IntN(3) == 0 {
+				prepared += ahead.Prepare()
+			}
 			if r.IntN(10) == 0 { // availability changes drop every reused result
 				health[model.ResExternalSecrets] = !health[model.ResExternalSecrets]
 			}
@@ -214,7 +226,13 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 			if txt, want := normalize(t, writeText(t, incText)), normalize(t, got); txt != want {
 				t.Fatalf("seed %d step %d: WriteText differs from the registry's exposition\nWriteText:\n%s\nregistry:\n%s", seed, step, txt, want)
 			}
+			if txt, want := normalize(t, writeText(t, ahead)), normalize(t, got); txt != want {
+				t.Fatalf("seed %d step %d: WriteText after Prepare differs from the registry's exposition\nahead:\n%s\nregistry:\n%s", seed, step, txt, want)
+			}
 			findings += strings.Count(got, "\ndriftwatch_") - strings.Count(got, "\ndriftwatch_detector_enabled")
+		}
+		if prepared < 100 {
+			t.Fatalf("seed %d: Prepare evaluated only %d namespaces; the ahead path is not exercised", seed, prepared)
 		}
 		if findings < 400 {
 			t.Fatalf("seed %d: only %d finding series over the run; the fixture does not exercise the detectors", seed, findings)

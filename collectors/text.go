@@ -49,16 +49,12 @@ func (f *Findings) textPieces() ([][]byte, error) {
 	var found [][]stored
 	silenced := 0
 	f.byScrape++
-	fresh := f.evaluate(false, func(r *nsResult) {
+	fresh := f.evaluate(false, false, func(r *nsResult) {
 		found = append(found, r.findings)
 		silenced += r.silenced
-		if r.text == nil {
-			t, err := f.encode(r.metrics)
-			if err != nil {
-				encErr = err
-				return
-			}
-			r.text, r.order, r.metrics = t, descOrder(r.metrics), nil
+		if err := f.encodeResult(r); err != nil {
+			encErr = err
+			return
 		}
 		for _, d := range r.order {
 			add(d, r.text[d])
@@ -81,6 +77,53 @@ func (f *Findings) textPieces() ([][]byte, error) {
 		out = append(out, chunks[d]...)
 	}
 	return out, nil
+}
+
+// encodeResult encodes a per-namespace result's metrics as text, once, and
+// drops the metrics (nsResult.text).
+func (f *Findings) encodeResult(r *nsResult) error {
+	if r.text != nil {
+		return nil
+	}
+	t, err := f.encode(r.metrics)
+	if err != nil {
+		return err
+	}
+	r.text, r.order, r.metrics = t, descOrder(r.metrics), nil
+	return nil
+}
+
+// Prepare evaluates the per-namespace detectors over the namespaces that
+// changed since they were last evaluated, and encodes their text, so that the
+// next scrape reuses them and has only the cluster-wide detectors and what
+// changed after Prepare left to do. The agent calls it shortly before it
+// expects the next scrape (--evaluate-ahead): a scrape every 15-30 s under
+// steady churn otherwise evaluates every namespace again while the scraper
+// waits. What the scrape then exports is what it would have computed itself:
+// a per-namespace result depends only on its namespace's generation and on
+// the time through its recheck, both checked again by the scrape. It returns
+// how many namespace evaluations it made.
+func (f *Findings) Prepare() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noSplit {
+		return 0
+	}
+	var before uint64
+	for _, n := range f.evaluations {
+		before += n
+	}
+	f.byAhead++
+	f.evaluate(false, true, func(r *nsResult) {
+		// An error (a family not registered) leaves r unencoded: the scrape
+		// that reuses it meets the same error and reports it.
+		_ = f.encodeResult(r)
+	})
+	var after uint64
+	for _, n := range f.evaluations {
+		after += n
+	}
+	return int(after - before)
 }
 
 // descOrder lists the descriptors of ss in order of first appearance.

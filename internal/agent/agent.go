@@ -64,6 +64,9 @@ type Config struct {
 	OnListenSide func(server, addr string)
 	// Web: the findings page and API, TLS and basic auth (web.go).
 	Web WebConfig
+	// EvaluateAhead (--evaluate-ahead): evaluate the namespaces that changed
+	// shortly before each scraper's next scrape is due (ahead.go).
+	EvaluateAhead bool
 }
 
 // Clients are the API clients the agent reads through.
@@ -98,6 +101,8 @@ type Agent struct {
 	// the first poller started).
 	sourcesMu sync.Mutex
 	sources   *dwcollectors.DesiredSources
+	// ahead schedules Findings.Prepare before the scrapes (nil: off).
+	ahead *aheadScheduler
 }
 
 // addDesiredSource exports a desired-state poller's health as
@@ -180,6 +185,9 @@ func New(c Clients, cfg Config) *Agent {
 	rest.MustRegister(others...)
 	a := &Agent{Store: store, Manager: mgr, Registry: reg, Findings: findings, others: rest, log: log, owns: owns, fp: tr.FP, dynamic: c.Dynamic}
 	a.ui = a.uiHandler(cfg.Web, cfg.Build.Version)
+	if cfg.EvaluateAhead {
+		a.ahead = newAheadScheduler()
+	}
 	return a
 }
 
@@ -388,6 +396,9 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	mgrDone := make(chan struct{})
 	go func() { a.Manager.Run(ctx); close(mgrDone) }()
 	go a.logWhenReady(ctx, log)
+	if a.ahead != nil {
+		go a.runAhead(ctx, log)
+	}
 	var err error
 	select {
 	case <-ctx.Done():

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 )
@@ -29,6 +30,9 @@ var gzipPool = sync.Pool{New: func() any {
 // does), at BestSpeed: the text compresses about 30× anyway.
 func (a *Agent) metricsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.ahead != nil {
+			a.ahead.seen(r.RemoteAddr, time.Now())
+		}
 		log := a.log
 		w.Header().Set("Content-Type", textContentType)
 		var out *bufio.Writer

@@ -220,7 +220,7 @@ func countSeries(body string) int {
 // model unchanged since the previous scrape ("idle") and after Secret updates
 // arrived between scrapes ("churn": 20 Secrets updated per scrape, the bench's
 // 200 updates/s at ten scrapes per second; "churn-all": one in every
-// namespace).
+// namespace; "churn-all-ahead": the same, evaluated ahead of the scrape).
 func BenchmarkScrape(b *testing.B) {
 	c := buildBenchCluster(benchScale(b))
 	for _, inv := range []bool{false, true} {
@@ -286,6 +286,26 @@ func BenchmarkScrape(b *testing.B) {
 			}
 			b.ReportMetric(float64(n), "series")
 			b.ReportMetric(float64(len(firstOf)), "namespaces")
+		})
+		// churn-all-ahead: the same changes, evaluated ahead of the scrape
+		// (Findings.Prepare, untimed) as --evaluate-ahead does before a
+		// scraper's next scrape is due: what that scrape is left with.
+		b.Run(name+"/churn-all-ahead", func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for _, s := range firstOf {
+					rewriteSecret(ctx, b, cs, s, -i-1)
+				}
+				time.Sleep(100 * time.Millisecond)
+				if n := a.Findings.Prepare(); n == 0 {
+					b.Fatal("Prepare evaluated no namespace")
+				}
+				b.StartTimer()
+				scrape(b, h, false)
+			}
+			b.ReportMetric(float64(n), "series")
 		})
 		stop()
 	}
