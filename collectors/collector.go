@@ -154,6 +154,11 @@ type Findings struct {
 	// noSplit runs every detector on the whole model (tests compare both ways).
 	noSplit bool
 
+	// lines: emitter.lines, kept from one evaluation to the next;
+	// lastSeries: how many series the last evaluation's emitter held.
+	lines      *lineMemo
+	lastSeries int
+
 	// last is the most recent evaluation's findings (a scrape's or Run's),
 	// which the findings page and the API read without taking mu (Latest).
 	last atomic.Pointer[Evaluation]
@@ -438,6 +443,17 @@ func (f *Findings) evaluate(needMetrics, ahead bool, result func(*nsResult)) *em
 	// after it is released, so the informers' event handlers (which need the
 	// write lock) wait only for the detectors, not for the encoding.
 	e := &emitter{cfg: &f.cfg, at: now}
+	if !ahead {
+		if f.lines == nil {
+			f.lines = newLineMemo()
+		}
+		e.lines = f.lines
+		f.lines.begin()
+		defer f.lines.end()
+		// As many series as last time, without growing to them.
+		e.buf = make([]sample, 0, f.lastSeries)
+		defer func() { f.lastSeries = len(e.buf) }()
+	}
 	f.store.Read(func(v model.View) {
 		for _, d := range f.detectors {
 			if ahead {
@@ -562,6 +578,10 @@ type emitter struct {
 	// time (evaluate's emitter only).
 	failed []string
 	at     time.Time
+	// lines memoizes the text before the value of the series gaugeOf emits
+	// for an object the detector holds (evaluate's emitter only: the
+	// cluster-wide detectors' series, encoded again at every scrape).
+	lines *lineMemo
 }
 
 var descSilenced = declare(finding.Family{Name: "driftwatch_findings_silenced",
@@ -630,7 +650,11 @@ func (e *emitter) gaugeOf(d *prometheus.Desc, meta *model.ObjectMeta, v float64,
 			return nil
 		}
 	}
-	e.buf = append(e.buf, newSample(d, fam, v, labels))
+	if e.lines != nil && meta != nil {
+		e.buf = append(e.buf, e.lines.sample(meta, d, fam, v, labels))
+	} else {
+		e.buf = append(e.buf, newSample(d, fam, v, labels))
+	}
 	if fam.Kind != finding.KindFinding || fam.Restates != "" || v == 0 {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/driftwatch/driftwatch/finding"
+	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 // sample is one series a detector emitted: its family's descriptor, value and
@@ -29,6 +30,9 @@ type sample struct {
 	d      *prometheus.Desc
 	v      float64
 	labels []string
+	// line, when set, holds the line up to the value: the name, the labels
+	// and the space (lineMemo).
+	line *lineEntry
 }
 
 // newSample checks what client_golang's MustNewConstMetric checks (the number
@@ -114,6 +118,18 @@ var quotedEscaper = strings.NewReplacer("\\", `\\`, "\n", `\n`, "\"", `\"`)
 
 // appendLine appends s's line to b.
 func (t *textForm) appendLine(b []byte, s sample) []byte {
+	if s.line != nil {
+		b = append(b, s.line.prefix...)
+	} else {
+		b = t.appendPrefix(b, s)
+	}
+	b = appendFloat(b, s.v)
+	return append(b, '\n')
+}
+
+// appendPrefix appends s's line up to its value: the name, the labels and
+// the space.
+func (t *textForm) appendPrefix(b []byte, s sample) []byte {
 	b = append(b, t.name...)
 	for j, i := range t.order {
 		b = append(b, t.open[j]...)
@@ -127,17 +143,20 @@ func (t *textForm) appendLine(b []byte, s sample) []byte {
 	if len(t.order) > 0 {
 		b = append(b, '}')
 	}
-	b = append(b, ' ')
-	b = appendFloat(b, s.v)
-	return append(b, '\n')
+	return append(b, ' ')
 }
 
 // lineSize is the length of s's line, or a little more (an escaped label
 // value grows the buffer).
 func (t *textForm) lineSize(s sample) int {
-	n := len(t.name) + 3 // the space, the newline and "}"
-	for j, i := range t.order {
-		n += len(t.open[j]) + len(s.labels[i]) + 1
+	n := 1 // the newline
+	if s.line != nil {
+		n += len(s.line.prefix)
+	} else {
+		n = len(t.name) + 3 // the space, the newline and "}"
+		for j, i := range t.order {
+			n += len(t.open[j]) + len(s.labels[i]) + 1
+		}
 	}
 	if s.v == 0 || s.v == 1 {
 		return n + 1
@@ -162,4 +181,61 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "-Inf"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// lineMemo keeps, per object and family, the text of a series' line up to its
+// value, from one evaluation to the next: the cluster-wide detectors emit the
+// same series at every scrape with a new value (the sync age of every
+// ExternalSecret, a time), and checking, escaping and writing their labels
+// again was most of their encoding. An entry is reused only for the same
+// label values, so a stale key costs a rebuild, never a wrong line; the
+// entries not used in an evaluation are dropped at its end, so the memo holds
+// what one evaluation emits (and the records it is keyed by, until then).
+type lineMemo struct {
+	m     map[lineKey]*lineEntry
+	round uint64
+	used  int
+}
+
+type lineKey struct {
+	meta *model.ObjectMeta
+	d    *prometheus.Desc
+}
+
+type lineEntry struct {
+	labels []string
+	prefix []byte
+	round  uint64
+}
+
+func newLineMemo() *lineMemo { return &lineMemo{m: map[lineKey]*lineEntry{}} }
+
+func (m *lineMemo) begin() { m.round++; m.used = 0 }
+
+// end drops the entries the evaluation did not use.
+func (m *lineMemo) end() {
+	if len(m.m) == m.used {
+		return
+	}
+	for k, e := range m.m {
+		if e.round != m.round {
+			delete(m.m, k)
+		}
+	}
+}
+
+// sample is newSample with the line's prefix memoized under (meta, d).
+func (m *lineMemo) sample(meta *model.ObjectMeta, d *prometheus.Desc, fam *finding.Family, v float64, labels []string) sample {
+	k := lineKey{meta, d}
+	e := m.m[k]
+	if e == nil || !slices.Equal(e.labels, labels) {
+		s := newSample(d, fam, v, labels)
+		e = &lineEntry{labels: labels, prefix: slices.Clip(textOf[d].appendPrefix(make([]byte, 0, textOf[d].lineSize(s)), s))}
+		m.m[k] = e
+	}
+	if e.round != m.round {
+		e.round = m.round
+		m.used++
+	}
+	return sample{d: d, v: v, labels: e.labels, line: e}
 }

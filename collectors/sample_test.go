@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/driftwatch/driftwatch/finding"
+	"github.com/driftwatch/driftwatch/internal/model"
 )
 
 // The direct encoder writes every declared family's series byte for byte as
@@ -59,6 +60,48 @@ func TestTextFormMatchesExpfmt(t *testing.T) {
 		if g := string(textOf[dc.desc].header) + string(got[dc.desc]); g != want.String() {
 			t.Fatalf("%s:\n got %q\nwant %q", dc.fam.Name, g, want.String())
 		}
+		// The same series with their lines' prefixes memoized (lineMemo).
+		m := newLineMemo()
+		m.begin()
+		metas := make([]model.ObjectMeta, len(ss))
+		memo := make([]sample, len(ss))
+		for i, s := range ss {
+			memo[i] = m.sample(&metas[i], s.d, dc.fam, s.v, s.labels)
+		}
+		gotMemo, err := f.encode(memo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := string(gotMemo[dc.desc]), string(got[dc.desc]); g != w {
+			t.Fatalf("%s with memoized prefixes:\n got %q\nwant %q", dc.fam.Name, g, w)
+		}
+	}
+}
+
+// lineMemo reuses a line's prefix only for the same label values, and keeps
+// only what the last evaluation used.
+func TestLineMemo(t *testing.T) {
+	fam := familyOf[descSyncAge]
+	m := newLineMemo()
+	a, b := &model.ObjectMeta{}, &model.ObjectMeta{}
+	line := func(s sample) string { return string(textOf[descSyncAge].appendLine(nil, s)) }
+	m.begin()
+	if got := line(m.sample(a, descSyncAge, fam, 3, []string{"ns", "es1"})); got != `driftwatch_externalsecret_sync_age_seconds{externalsecret="es1",namespace="ns"} 3`+"\n" {
+		t.Fatalf("first line %q", got)
+	}
+	m.sample(b, descSyncAge, fam, 4, []string{"ns", "es2"})
+	m.end()
+	m.begin()
+	// Same key, other labels (a record reused for another object): rebuilt.
+	if got := line(m.sample(a, descSyncAge, fam, 5, []string{"ns", `we"ird`})); got != `driftwatch_externalsecret_sync_age_seconds{externalsecret="we\"ird",namespace="ns"} 5`+"\n" {
+		t.Fatalf("line after the labels changed %q", got)
+	}
+	m.end()
+	if len(m.m) != 1 {
+		t.Fatalf("%d entries after an evaluation that used one", len(m.m))
+	}
+	if _, ok := m.m[lineKey{b, descSyncAge}]; ok {
+		t.Fatal("the entry the last evaluation did not use was kept")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -20,7 +21,10 @@ import (
 // released (the encoded pieces are never modified once made), so a slow or
 // stuck scraper does not hold up the other scrapes.
 func (f *Findings) WriteText(w io.Writer) error {
-	pieces, err := f.textPieces()
+	pieces, scratch, err := f.textPieces()
+	if scratch != nil {
+		defer scratchPool.Put(scratch)
+	}
 	if err != nil {
 		return err
 	}
@@ -32,9 +36,17 @@ func (f *Findings) WriteText(w io.Writer) error {
 	return nil
 }
 
+// scratchPool holds the buffers the cluster-wide series of a scrape are
+// encoded into (every scrape encodes them again: their values are times). A
+// buffer goes back once WriteText has written it, so a scrape allocates
+// nothing for them in the steady state.
+var scratchPool sync.Pool
+
 // textPieces evaluates the detectors and returns the exposition in order: per
-// family its HELP/TYPE header, then every chunk of its series.
-func (f *Findings) textPieces() ([][]byte, error) {
+// family its HELP/TYPE header, then every chunk of its series. scratch, when
+// not nil, holds the cluster-wide series' text: the caller returns it to
+// scratchPool once the pieces are written.
+func (f *Findings) textPieces() (pieces [][]byte, scratch *[]byte, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var order []*prometheus.Desc
@@ -61,22 +73,26 @@ func (f *Findings) textPieces() ([][]byte, error) {
 		}
 	})
 	if encErr != nil {
-		return nil, encErr
+		return nil, nil, encErr
 	}
 	f.remember(fresh.at, append(found, compact(fresh.found)), fresh.failed, silenced+fresh.silencedTotal)
-	t, err := f.encode(fresh.buf)
+	scratch, _ = scratchPool.Get().(*[]byte)
+	if scratch == nil {
+		scratch = new([]byte)
+	}
+	t, buf, err := f.encodeInto(fresh.buf, (*scratch)[:0])
+	*scratch = buf
 	if err != nil {
-		return nil, err
+		return nil, scratch, err
 	}
 	for _, d := range descOrder(fresh.buf) {
 		add(d, t[d])
 	}
-	var out [][]byte
 	for _, d := range order {
-		out = append(out, textOf[d].header)
-		out = append(out, chunks[d]...)
+		pieces = append(pieces, textOf[d].header)
+		pieces = append(pieces, chunks[d]...)
 	}
-	return out, nil
+	return pieces, scratch, nil
 }
 
 // encodeResult encodes a per-namespace result's metrics as text, once, and
@@ -144,13 +160,20 @@ func descOrder(ss []sample) []*prometheus.Desc {
 // buffer, sized by a first pass: the text of a namespace's result is cached,
 // and a buffer grown by appends would hold up to twice its length.
 func (f *Findings) encode(ss []sample) (map[*prometheus.Desc][]byte, error) {
+	out, _, err := f.encodeInto(ss, nil)
+	return out, err
+}
+
+// encodeInto is encode into buf's capacity when it suffices (a new buffer
+// otherwise), and returns the buffer written.
+func (f *Findings) encodeInto(ss []sample, buf []byte) (map[*prometheus.Desc][]byte, []byte, error) {
 	order := descOrder(ss)
 	ordinal := make(map[*prometheus.Desc]int, len(order))
 	forms := make([]*textForm, len(order))
 	for i, d := range order {
 		t, ok := textOf[d]
 		if !ok {
-			return nil, fmt.Errorf("collectors: no family registered for %s", d)
+			return nil, buf, fmt.Errorf("collectors: no family registered for %s", d)
 		}
 		ordinal[d], forms[i] = i, t
 	}
@@ -171,7 +194,10 @@ func (f *Findings) encode(ss []sample) (map[*prometheus.Desc][]byte, error) {
 		byFamily[next[k]] = int32(i)
 		next[k]++
 	}
-	buf := make([]byte, 0, size)
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[:0]
 	out := make(map[*prometheus.Desc][]byte, len(order))
 	for k, d := range order {
 		from := len(buf)
@@ -180,5 +206,5 @@ func (f *Findings) encode(ss []sample) (map[*prometheus.Desc][]byte, error) {
 		}
 		out[d] = buf[from:len(buf):len(buf)]
 	}
-	return out, nil
+	return out, buf, nil
 }

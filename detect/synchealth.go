@@ -85,7 +85,9 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 	reads := map[storeKey]*StoreReadFailing{}
 	var readOrder []storeKey
 	if avail[model.ResExternalSecrets] {
-		for _, e := range v.ExternalSecrets() {
+		ess := v.ExternalSecrets()
+		res.Ages = make([]ESSyncAge, 0, len(ess)) // one per ExternalSecret that synced, at every scrape
+		for _, e := range ess {
 			if e.DecodeErr != "" {
 				continue
 			}
