@@ -79,6 +79,9 @@ type config struct {
 	latencyRates                 []int
 	latencyProbes                int
 	latencySettle, latencyWarmup time.Duration
+	// The interval-scrape phase (interval.go).
+	intervalScrape  time.Duration
+	intervalScrapes int
 }
 
 // rowSpec is one measured process.
@@ -157,6 +160,8 @@ func run(args []string, stdout io.Writer) int {
 	fs.IntVar(&c.latencyProbes, "latency-probes", 30, "latency as a ratio: probes per process and rate")
 	fs.DurationVar(&c.latencySettle, "latency-settle", 5*time.Second, "latency as a ratio: wait after a process is ready before its first rate")
 	fs.DurationVar(&c.latencyWarmup, "latency-warmup", 3*time.Second, "latency as a ratio: background load before the probes at each rate")
+	fs.DurationVar(&c.intervalScrape, "interval-scrape", 0, "also scrape driftwatch at this interval under --load-rate updates/s, with --evaluate-ahead and without, and report the scrapes' durations (0: skip the phase)")
+	fs.IntVar(&c.intervalScrapes, "interval-scrapes", 8, "scrapes timed per process in the interval-scrape phase (after two the agent learns the interval from)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -333,6 +338,11 @@ func run(args []string, stdout io.Writer) int {
 			rowSpec{name: "driftwatch", bin: agentBin, args: agentArgs(), agent: true}, loadCS, logf)
 		lat = &lr
 	}
+	var interval *intervalResult
+	if c.intervalScrape > 0 && ctx.Err() == nil {
+		ir := intervalPhase(ctx, c, cl, w, rowSpec{name: "driftwatch", bin: agentBin, args: agentArgs(), agent: true}, loadCS, logf)
+		interval = &ir
+	}
 	load := loadAvg()
 	table := render(c, w, mach, load, results)
 	if c.syncRounds > 1 {
@@ -340,6 +350,9 @@ func run(args []string, stdout io.Writer) int {
 	}
 	if lat != nil {
 		table += lat.render()
+	}
+	if interval != nil {
+		table += interval.render()
 	}
 	table += renderSideBySide(c, results, syncCPU, lat)
 	fmt.Fprint(stdout, table)
@@ -367,6 +380,14 @@ func run(args []string, stdout io.Writer) int {
 		if missing {
 			fmt.Fprintf(os.Stderr, "bench: row %q incomplete (err: %v)\n", r.name, r.err)
 			bad++
+		}
+	}
+	if interval != nil {
+		for _, r := range interval.runs {
+			if r.err != nil || len(r.scrapes) == 0 {
+				fmt.Fprintf(os.Stderr, "bench: interval scrapes with --evaluate-ahead=%v incomplete (%d scrapes, err: %v)\n", r.ahead, len(r.scrapes), r.err)
+				bad++
+			}
 		}
 	}
 	if lat != nil {
