@@ -32,6 +32,9 @@ const (
 	// aheadMargin: no further pass starts unless it would end this long
 	// before the scrape is due (twice the last pass's time ahead).
 	aheadMargin = 20 * time.Millisecond
+	// aheadIdle: the wait before another pass when the last one found
+	// nothing that moved.
+	aheadIdle = 25 * time.Millisecond
 )
 
 // scraperSeen is one scraper's last two scrape starts.
@@ -118,10 +121,11 @@ func (s *aheadScheduler) next(now, lastRun time.Time, lead time.Duration) (at, e
 // runAhead runs Prepare when next says, until ctx ends. The first pass
 // evaluates what moved since the last scrape; while the changes keep coming
 // (steady churn spread over many namespaces moves most of them again within a
-// second), further passes follow, each over what moved during the one before,
-// as long as one more fits before the scrape is due: the scrape is left with
-// what moved during the last pass. The passes stay inside the lead, so their
-// CPU beyond the first is bounded by it (at most the lead, per interval).
+// second), further passes follow until the scrape is due, each over what
+// moved since the one before (a short wait when nothing did): the scrape is
+// left with what moved during the last pass. The passes stay inside the lead,
+// so their CPU beyond the first is bounded by it (at most the lead, per
+// interval; a pass that finds nothing costs the walk over the namespaces).
 func (a *Agent) runAhead(ctx context.Context, log *slog.Logger) {
 	s := a.ahead
 	var lastRun time.Time
@@ -152,7 +156,10 @@ func (a *Agent) runAhead(ctx context.Context, log *slog.Logger) {
 		n := a.Findings.Prepare()
 		lastRun, lastTook = start, time.Since(start)
 		passes, total := 1, n
-		for took := lastTook; n > 0 && ctx.Err() == nil && time.Until(expected) > 2*took+aheadMargin; passes++ {
+		for took := lastTook; ctx.Err() == nil && time.Until(expected) > 2*took+aheadMargin+aheadIdle; passes++ {
+			if n == 0 {
+				time.Sleep(aheadIdle) // nothing moved during the last pass
+			}
 			t0 := time.Now()
 			n = a.Findings.Prepare()
 			took = time.Since(t0)

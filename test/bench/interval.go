@@ -46,8 +46,8 @@ func intervalPhase(ctx context.Context, c config, cl *cluster.Cluster, w *world,
 	return res
 }
 
-func intervalProcess(ctx context.Context, c config, cl *cluster.Cluster, w *world, r rowSpec, ahead bool, cs kubernetesClient) intervalRun {
-	run := intervalRun{ahead: ahead}
+func intervalProcess(ctx context.Context, c config, cl *cluster.Cluster, w *world, r rowSpec, ahead bool, cs kubernetesClient) (run intervalRun) {
+	run.ahead = ahead
 	addr, err := freeAddr()
 	if err != nil {
 		run.err = err
@@ -55,6 +55,16 @@ func intervalProcess(ctx context.Context, c config, cl *cluster.Cluster, w *worl
 	}
 	logPath := filepath.Join(cl.LogDir, fmt.Sprintf("bench-interval-ahead-%v.log", ahead))
 	args := append(slices.Clone(r.args), "--listen", addr, fmt.Sprintf("--evaluate-ahead=%v", ahead))
+	var pprofURL string
+	if c.pprofDir != "" {
+		pa, err := freeAddr()
+		if err != nil {
+			run.err = err
+			return run
+		}
+		args = append(args, "--debug-pprof", pa)
+		pprofURL = "http://" + pa
+	}
 	ch, err := startChild("interval", r.bin, args, r.env, logPath)
 	if err != nil {
 		run.err = err
@@ -82,6 +92,21 @@ func intervalProcess(ctx context.Context, c config, cl *cluster.Cluster, w *worl
 	go func() { l.run(lctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	s0, t0 := l.sent.Load(), time.Now()
+	profDone := make(chan error, 1)
+	if pprofURL != "" {
+		// The agent's CPU over the timed scrapes (and what runs between them).
+		secs := int((time.Duration(c.intervalScrapes+2) * c.intervalScrape).Seconds())
+		go func() {
+			profDone <- fetchProfile(pprofURL, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), c.pprofDir, fmt.Sprintf("interval-ahead-%v.cpu.pprof", ahead))
+		}()
+	} else {
+		profDone <- nil
+	}
+	defer func() {
+		if err := <-profDone; err != nil && run.err == nil {
+			run.err = err
+		}
+	}()
 	tick := time.NewTicker(c.intervalScrape)
 	defer tick.Stop()
 	var body []byte
