@@ -22,7 +22,10 @@ type intervalRun struct {
 	ahead    bool
 	scrapes  []time.Duration // after the first two (the agent learns the interval from them)
 	achieved float64
-	aheadN   float64 // driftwatch_evaluations_total{trigger="ahead"} at the end
+	// cpu: the agent's CPU seconds over the timed scrapes and what ran
+	// between them (events, evaluations ahead), per second.
+	cpu    float64
+	aheadN float64 // driftwatch_evaluations_total{trigger="ahead"} at the end
 	err      error
 }
 
@@ -110,9 +113,14 @@ func intervalProcess(ctx context.Context, c config, cl *cluster.Cluster, w *worl
 	tick := time.NewTicker(c.intervalScrape)
 	defer tick.Stop()
 	var body []byte
+	var cpu0 float64
+	var timed time.Time
 	for i := 0; i < c.intervalScrapes+2 && ctx.Err() == nil; i++ {
 		if i > 0 {
 			<-tick.C
+		}
+		if i == 1 {
+			cpu0, timed = ch.cpuSeconds(), time.Now()
 		}
 		code, b, d, err := get(url + "/metrics")
 		if err != nil || code != 200 {
@@ -124,6 +132,7 @@ func intervalProcess(ctx context.Context, c config, cl *cluster.Cluster, w *worl
 		}
 		body = b
 	}
+	run.cpu = (ch.cpuSeconds() - cpu0) / time.Since(timed).Seconds()
 	run.achieved = float64(l.sent.Load()-s0) / time.Since(t0).Seconds()
 	run.aheadN, _ = metricValue(body, `driftwatch_evaluations_total{trigger="ahead"}`)
 	return run
@@ -132,14 +141,18 @@ func intervalProcess(ctx context.Context, c config, cl *cluster.Cluster, w *worl
 func (ir intervalResult) render() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Scrapes at an interval (every %s under %d updates/s; load at the start %s)\n\n", ir.every, ir.rate, ir.load)
-	b.WriteString("| --evaluate-ahead | scrapes timed | achieved updates/s | scrape p50 ms | scrape max ms | evaluations ahead |\n|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| --evaluate-ahead | scrapes timed | achieved updates/s | scrape p50 ms | scrape max ms | scrapes ms (in order) | agent CPU s/s | evaluations ahead |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, r := range ir.runs {
 		if r.err != nil {
-			fmt.Fprintf(&b, "| %v | error: %v | | | | |\n", r.ahead, r.err)
+			fmt.Fprintf(&b, "| %v | error: %v | | | | | | |\n", r.ahead, r.err)
 			continue
 		}
-		fmt.Fprintf(&b, "| %v | %d | %.0f | %s | %s | %.0f |\n", r.ahead, len(r.scrapes), r.achieved,
-			ms(quantile(r.scrapes, 0.5)), ms(slices.Max(r.scrapes)), r.aheadN)
+		var each []string
+		for _, d := range r.scrapes {
+			each = append(each, fmt.Sprintf("%.0f", float64(d)/1e6))
+		}
+		fmt.Fprintf(&b, "| %v | %d | %.0f | %s | %s | %s | %.3f | %.0f |\n", r.ahead, len(r.scrapes), r.achieved,
+			ms(quantile(r.scrapes, 0.5)), ms(slices.Max(r.scrapes)), strings.Join(each, ", "), r.cpu, r.aheadN)
 	}
 	return b.String()
 }
