@@ -26,7 +26,7 @@ type intervalRun struct {
 	// between them (events, evaluations ahead), per second.
 	cpu    float64
 	aheadN float64 // driftwatch_evaluations_total{trigger="ahead"} at the end
-	err      error
+	err    error
 }
 
 type intervalResult struct {
