@@ -25,13 +25,17 @@ const (
 	// aheadMinGap: scrapers that come more often than this are not helped
 	// (the scrape would find the same work left; back-to-back scrapes).
 	aheadMinGap = 5 * time.Second
-	// aheadMinLead: Prepare runs at least this long before the expected scrape.
-	aheadMinLead = time.Second
+	// aheadMinLead: Prepare runs at least this long before the expected
+	// scrape (and twice the last first pass's time).
+	aheadMinLead = 500 * time.Millisecond
 	// aheadMaxScrapers bounds the scrapers remembered (by remote host).
 	aheadMaxScrapers = 8
-	// aheadMargin: the last pass starts twice the previous pass's time plus
-	// this before the scrape is due.
+	// aheadMargin: no further pass starts unless twice the last pass's time
+	// and this remain before the scrape is due.
 	aheadMargin = 20 * time.Millisecond
+	// aheadIdle: the wait before another pass when the last one found
+	// nothing that moved.
+	aheadIdle = 25 * time.Millisecond
 )
 
 // scraperSeen is one scraper's last two scrape starts.
@@ -118,19 +122,19 @@ func (s *aheadScheduler) next(now, lastRun time.Time, lead time.Duration) (at, e
 // runAhead runs Prepare when next says, until ctx ends. The first pass
 // evaluates what moved since the last scrape, which under steady churn takes
 // long enough for many namespaces to move again (at 200 updates/s spread over
-// 200 namespaces, most of them within a second). So passes follow back to back,
-// each over what moved during the one before, while they shrink (to a
-// sixteenth of the first), and then one last pass runs as late as it can end
-// before the scrape is due: the scrape is left with what moved during that
-// pass. A handful of passes per scrape: beyond the first, they evaluate what
-// moved during the lead, and a pass that finds nothing costs the walk over
-// the namespaces.
+// 200 namespaces, most of them within a second). So passes follow until the
+// scrape is due, each over what moved since the one before (after a short
+// wait when nothing did): the scrape is left with what moved during the last
+// pass. The passes stay inside the lead (twice the first pass's time, at
+// least 0.5 s), so what they cost beyond the first is bounded by it: at most
+// the lead's time per scrape under churn over every namespace, and a walk
+// over the namespaces every 25 ms of it when nothing moves.
 func (a *Agent) runAhead(ctx context.Context, log *slog.Logger) {
 	s := a.ahead
 	var lastRun time.Time
 	var lastTook time.Duration // the first pass's, last time
 	for {
-		lead := max(s.minLead, 3*lastTook)
+		lead := max(s.minLead, 2*lastTook)
 		at, expected, ok := s.next(time.Now(), lastRun, lead)
 		var fire <-chan time.Time
 		var t *time.Timer
@@ -155,30 +159,17 @@ func (a *Agent) runAhead(ctx context.Context, log *slog.Logger) {
 		n := a.Findings.Prepare()
 		took := time.Since(start)
 		lastRun, lastTook = start, took
-		first, passes, total := n, 1, n
-		// While the passes shrink, each is followed by the next, over what
-		// moved during it.
-		for ctx.Err() == nil && n > first/16 && time.Until(expected) > 2*took+aheadMargin {
+		passes, total := 1, n
+		// Then pass after pass, each over what moved since the one before,
+		// until the last that can end before the scrape is due.
+		for ctx.Err() == nil && time.Until(expected) > 2*took+aheadMargin+aheadIdle {
+			if n == 0 {
+				time.Sleep(aheadIdle) // nothing moved during the last pass
+			}
 			t0 := time.Now()
 			n = a.Findings.Prepare()
 			took = time.Since(t0)
 			total += n
-			passes++
-		}
-		// Then one last pass, as late as it can end before the scrape.
-		if wait := time.Until(expected) - 2*took - aheadMargin; wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-s.kick: // a scrape came meanwhile
-				t.Stop()
-				log.Debug("evaluated ahead of the next scrape; it came early", "namespace_evaluations", total, "passes", passes)
-				continue
-			case <-t.C:
-			}
-			total += a.Findings.Prepare()
 			passes++
 		}
 		log.Debug("evaluated ahead of the next scrape", "namespace_evaluations", total, "passes", passes,
