@@ -116,7 +116,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&o.demo, "demo", false, "run against an embedded simulated cluster (no kubeconfig needed)")
 	fs.BoolVar(&o.noKeyLabel, "no-key-label", false, "do not export key names: report missing keys as counts per Secret")
-	fs.BoolVar(&o.evaluateAhead, "evaluate-ahead", true, "evaluate the namespaces that changed shortly before each scraper's next scrape is due (learned from the gap between its last two scrapes, when at least 5s), so that a scrape under churn does not re-evaluate every namespace while Prometheus waits")
+	fs.BoolVar(&o.evaluateAhead, "evaluate-ahead", false, "evaluate the namespaces that changed in passes shortly before each scraper's next scrape is due (learned from the gap between its last two scrapes, when at least 5s), so that a scrape under churn does not re-evaluate every namespace while Prometheus waits: shorter scrapes for more CPU under heavy churn")
 	fs.BoolVar(&o.inventory, "inventory", false, "export the inventory driftwatch_secret_consumer_info and _consumer_pods: one series per consumed Secret and workload, so its cardinality grows with the cluster, not with findings (off by default)")
 	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", dwcollectors.DefaultOverdueFactor, "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
 	fs.DurationVar(&o.discoveryInterval, "discovery-interval", kube.DefaultDiscoveryInterval, "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")

@@ -26,8 +26,8 @@ const (
 	// (the scrape would find the same work left; back-to-back scrapes).
 	aheadMinGap = 5 * time.Second
 	// aheadMinLead: Prepare runs at least this long before the expected
-	// scrape (and twice the last first pass's time).
-	aheadMinLead = 500 * time.Millisecond
+	// scrape (and three times the last first pass's time).
+	aheadMinLead = time.Second
 	// aheadMaxScrapers bounds the scrapers remembered (by remote host).
 	aheadMaxScrapers = 8
 	// aheadMargin: no further pass starts unless twice the last pass's time
@@ -125,16 +125,18 @@ func (s *aheadScheduler) next(now, lastRun time.Time, lead time.Duration) (at, e
 // 200 namespaces, most of them within a second). So passes follow until the
 // scrape is due, each over what moved since the one before (after a short
 // wait when nothing did): the scrape is left with what moved during the last
-// pass. The passes stay inside the lead (twice the first pass's time, at
-// least 0.5 s), so what they cost beyond the first is bounded by it: at most
-// the lead's time per scrape under churn over every namespace, and a walk
-// over the namespaces every 25 ms of it when nothing moves.
+// pass. The passes stay inside the lead (three times the first pass's time,
+// at least 1 s), so what they cost beyond the first is bounded by it: at most
+// the lead's time per scrape under churn over every namespace (measured: +38 %
+// of the agent's CPU at 200 updates/s over 200 namespaces and a scrape every
+// 15 s, for scrapes 3x shorter), and a walk over the namespaces every 25 ms of
+// it when nothing moves. That trade is why it is off by default.
 func (a *Agent) runAhead(ctx context.Context, log *slog.Logger) {
 	s := a.ahead
 	var lastRun time.Time
 	var lastTook time.Duration // the first pass's, last time
 	for {
-		lead := max(s.minLead, 2*lastTook)
+		lead := max(s.minLead, 3*lastTook)
 		at, expected, ok := s.next(time.Now(), lastRun, lead)
 		var fire <-chan time.Time
 		var t *time.Timer
