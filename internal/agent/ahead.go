@@ -15,11 +15,10 @@ import (
 // any steady churn that is every namespace: a full evaluation (50 ms at 20k
 // Secrets, 0.3-1.3 s at 100k) while the scraper waits, holding the model's read
 // lock. The agent learns when each scraper comes (the gap between its last two
-// scrapes) and runs Findings.Prepare shortly before the next one is due, so
-// that the scrape has left only the cluster-wide detectors and what changed in
-// the last moments. Each namespace change is then evaluated at most twice
-// (ahead, and again by the scrape if it changes again in between), and at most
-// one Prepare runs per expected scrape, so the CPU stays that of the scrapes.
+// scrapes) and runs Findings.Prepare in passes shortly before the next one is
+// due (runAhead), so that the scrape has left only the cluster-wide detectors
+// and what changed during the last pass. The passes cost CPU under heavy churn
+// (docs/performance.md, "Evaluating ahead of the scrape"): off by default.
 
 const (
 	// aheadMinGap: scrapers that come more often than this are not helped
