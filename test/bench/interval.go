@@ -13,7 +13,7 @@ import (
 
 // The interval-scrape phase: what a scrape costs when it comes as
 // Prometheus's do, every --interval-scrape, under steady Secret updates
-// (--load-rate): driftwatch with --evaluate-ahead (the default) and without,
+// (--load-rate): driftwatch with --evaluate-ahead and without,
 // one after the other on the same apiserver. Without it, every such scrape
 // evaluates again every namespace written to since the previous one; with it,
 // the agent has evaluated them shortly before the scrape was due.
