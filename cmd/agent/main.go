@@ -59,6 +59,7 @@ type options struct {
 	noKeyLabel              bool
 	inventory               bool
 	evaluateAhead           bool
+	returnExePages          bool
 	overdueFactor           float64
 	discoveryInterval       time.Duration
 	shard, shards           int
@@ -117,6 +118,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.demo, "demo", false, "run against an embedded simulated cluster (no kubeconfig needed)")
 	fs.BoolVar(&o.noKeyLabel, "no-key-label", false, "do not export key names: report missing keys as counts per Secret")
 	fs.BoolVar(&o.evaluateAhead, "evaluate-ahead", false, "evaluate the namespaces that changed in passes shortly before each scraper's next scrape is due (learned from the gap between its last two scrapes, when at least 5s), so that a scrape under churn does not re-evaluate every namespace while Prometheus waits: shorter scrapes for more CPU under heavy churn")
+	fs.BoolVar(&o.returnExePages, "return-executable-pages", true, "once the caches have synced, give the kernel back the pages of the agent's executable that the start left resident (madvise MADV_PAGEOUT, then POSIX_FADV_DONTNEED; Linux): the code the agent runs faults back in, the rest (most of a 132 MB binary, kept resident in 2 MiB folios) leaves its RSS")
 	fs.BoolVar(&o.inventory, "inventory", false, "export the inventory driftwatch_secret_consumer_info and _consumer_pods: one series per consumed Secret and workload, so its cardinality grows with the cluster, not with findings (off by default)")
 	fs.Float64Var(&o.overdueFactor, "sync-overdue-factor", dwcollectors.DefaultOverdueFactor, "an ExternalSecret is overdue when its sync age exceeds this multiple of refreshInterval")
 	fs.DurationVar(&o.discoveryInterval, "discovery-interval", kube.DefaultDiscoveryInterval, "how often optional APIs (ESO, Argo CD) and lost permissions are re-checked")
@@ -266,19 +268,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Info("connecting", "host", rc.Host)
 	}
 	cfg := agent.Config{
-		Build:             dwcollectors.BuildInfo{Version: version, Revision: revision},
-		Listen:            o.listen,
-		Namespaces:        agent.SplitList(o.namespaces),
-		ExcludeNamespaces: agent.SplitList(o.excludeNS),
-		Shard:             o.shard,
-		Shards:            o.shards,
-		ShardWatch:        o.shardWatch,
-		DiscoveryInterval: o.discoveryInterval,
-		Logger:            log,
-		Web:               o.web,
-		HealthListen:      o.healthAddr,
-		PprofListen:       o.pprofAddr,
-		EvaluateAhead:     o.evaluateAhead,
+		Build:               dwcollectors.BuildInfo{Version: version, Revision: revision},
+		Listen:              o.listen,
+		Namespaces:          agent.SplitList(o.namespaces),
+		ExcludeNamespaces:   agent.SplitList(o.excludeNS),
+		Shard:               o.shard,
+		Shards:              o.shards,
+		ShardWatch:          o.shardWatch,
+		DiscoveryInterval:   o.discoveryInterval,
+		Logger:              log,
+		Web:                 o.web,
+		HealthListen:        o.healthAddr,
+		PprofListen:         o.pprofAddr,
+		EvaluateAhead:       o.evaluateAhead,
+		KeepExecutablePages: !o.returnExePages,
 	}
 	cfg.Findings = dwcollectors.Config{NoKeyLabel: o.noKeyLabel, Inventory: o.inventory, OverdueFactor: o.overdueFactor,
 		FlapThreshold: o.flapThreshold, NotConvergingThreshold: o.notConverging, Logger: log}

@@ -67,6 +67,10 @@ type Config struct {
 	// EvaluateAhead (--evaluate-ahead): evaluate the namespaces that changed
 	// shortly before each scraper's next scrape is due (ahead.go).
 	EvaluateAhead bool
+	// KeepExecutablePages (--return-executable-pages=false): leave the
+	// executable's resident pages alone after the sync instead of giving them
+	// back to the kernel (exepages_linux.go).
+	KeepExecutablePages bool
 }
 
 // Clients are the API clients the agent reads through.
@@ -395,7 +399,7 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	}
 	mgrDone := make(chan struct{})
 	go func() { a.Manager.Run(ctx); close(mgrDone) }()
-	go a.logWhenReady(ctx, log)
+	go a.logWhenReady(ctx, log, !cfg.KeepExecutablePages)
 	if a.ahead != nil {
 		go a.runAhead(ctx, log)
 	}
@@ -414,7 +418,7 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	return err
 }
 
-func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger) {
+func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger, returnExe bool) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	start := time.Now()
@@ -433,10 +437,33 @@ func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger) {
 				log.Info("caches synced; findings are live", "after", time.Since(start).Round(time.Millisecond).String(),
 					"unavailable", strings.Join(parts, ","))
 				returnInitialListMemory(log)
+				if returnExe {
+					logReturnExecutablePages(log)
+				}
 				return
 			}
 		}
 	}
+}
+
+// logReturnExecutablePages runs returnExecutablePages and says what it did:
+// a failure (an old kernel, a seccomp profile that refuses madvise) costs
+// only the memory, and is logged as a warning once.
+func logReturnExecutablePages(log *slog.Logger) {
+	st, err := returnExecutablePages()
+	mib := func(kib int64) string {
+		if kib < 0 {
+			return "?"
+		}
+		return fmt.Sprintf("%.1f", float64(kib)/1024)
+	}
+	if err != nil {
+		log.Warn("could not return the executable's resident pages to the kernel; they stay in the agent's RSS (--return-executable-pages=false stops trying)",
+			"err", err, "residentFileMiB", mib(st.RssFileBeforeKiB))
+		return
+	}
+	log.Info("returned the executable's resident pages to the kernel; the code the agent runs faults back in",
+		"mappings", st.Mappings, "residentFileMiB", mib(st.RssFileBeforeKiB)+" -> "+mib(st.RssFileAfterKiB))
 }
 
 // returnInitialListMemory collects the initial lists' garbage and returns the
