@@ -342,4 +342,22 @@ func testChart(t *testing.T, s *stack) {
 	if f := findingSet(series); len(f) > 0 {
 		t.Errorf("findings on a healthy cluster: %v", keys(f))
 	}
+
+	// --return-executable-pages (on by default) works in the chart's
+	// container: non-root, read-only root filesystem, RuntimeDefault seccomp.
+	log, err := n.PodLog(pod.Namespace, pod.Name, string(pod.UID), agentCtr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var returned string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "the executable's resident pages") {
+			returned = l
+		}
+	}
+	if !strings.Contains(returned, "returned the executable's resident pages to the kernel") {
+		t.Errorf("the agent did not return its executable's pages after the sync; its log line: %q", returned)
+	} else {
+		t.Logf("fact: %s", returned)
+	}
 }
