@@ -173,7 +173,14 @@ func TestIncrementalEqualsFullRecompute(t *testing.T) {
 	now := time.Unix(10000, 0)
 	cfg := Config{Inventory: true, Now: func() time.Time { return now }}
 	namespaces := []string{"a", "b", "c"}
-	for seed := uint64(1); seed <= 3; seed++ {
+	// Three random walks; one under the race detector, which this single
+	// goroutine gives nothing to find beyond the first (the walks cost 4.7 s
+	// of the package's 5 s, 50 s of its 57 s under -race).
+	seeds := uint64(3)
+	if raceDetector {
+		seeds = 1
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
 		r := rand.New(rand.NewPCG(seed, 7))
 		s := model.NewStore(nil)
 		health := mt.HealthAll()

@@ -460,6 +460,9 @@ func renderSideBySide(c config, rs []result, syncCPU map[string][]float64, lat *
 	if base != nil && dw != nil {
 		line("of which anonymous MiB (the rest: the executable's mapped pages)", base.steadyAnon/mib, dw.steadyAnon/mib, true, true, "%.1f")
 	}
+	if base != nil && dw != nil && base.loadedRSS > 0 && dw.loadedRSS > 0 {
+		line("RSS after the load phase MiB", base.loadedRSS/mib, dw.loadedRSS/mib, true, true, "%.1f")
+	}
 	line(fmt.Sprintf("CPU ms per update (%d/s requested)", c.loadRate), bcpu, dcpu, base != nil && base.updates > 0, dw != nil && dw.updates > 0, "%.3f")
 	if lat != nil {
 		for _, rate := range lat.rates {

@@ -105,14 +105,18 @@ type result struct {
 	// process's own memory, and the pages of its executable (and other files)
 	// it maps, a fixed share that depends on the binary's size and the kernel
 	// (which may map text in 2 MiB folios).
-	steadyAnon, steadyFile     float64
-	heapLive                   float64 // heap_alloc right after a forced GC
-	updates                    int64
-	updateRate                 float64
-	cpuPerUpdate               float64 // seconds
-	idleCPU                    float64 // CPU s per s when idle
-	lat50, lat99, scr50, scr99 time.Duration
-	latN, latTimeouts, scrapes int
+	steadyAnon, steadyFile float64
+	// loadedRSS, loadedAnon and loadedFile are read at the end of the row,
+	// after its load and probe phases: the pages the churn's code paths
+	// brought back (driftwatch returns its executable's pages after the sync).
+	loadedRSS, loadedAnon, loadedFile float64
+	heapLive                          float64 // heap_alloc right after a forced GC
+	updates                           int64
+	updateRate                        float64
+	cpuPerUpdate                      float64 // seconds
+	idleCPU                           float64 // CPU s per s when idle
+	lat50, lat99, scr50, scr99        time.Duration
+	latN, latTimeouts, scrapes        int
 	// The kube-apiserver while the row ran: watches it served at steady
 	// state beyond those before the row started, its CPU during the row's
 	// initial sync and during the load phase.
@@ -583,6 +587,13 @@ func measure(ctx context.Context, c config, cl *cluster.Cluster, w *world, r row
 		}
 		logf("  %d updates (%.0f/s, %d failed), %.3f ms CPU per update", res.updates, res.updateRate, l.failed.Load(), res.cpuPerUpdate*1000)
 	}
+	defer func() {
+		if res.err == nil && (r.load || r.latency) {
+			res.loadedRSS = ch.statusKB("VmRSS") * 1024
+			res.loadedAnon, res.loadedFile = ch.statusKB("RssAnon")*1024, ch.statusKB("RssFile")*1024
+			logf("  RSS after the load %.1f MiB (anonymous %.1f, file-backed %.1f)", res.loadedRSS/mib, res.loadedAnon/mib, res.loadedFile/mib)
+		}
+	}()
 	if r.latency {
 		l := &loader{cs: cs, secrets: w.secrets, rate: c.loadRate, workers: 16}
 		lctx, cancel := context.WithCancel(ctx)
@@ -733,11 +744,15 @@ func render(c config, w *world, mach, load string, rs []result) string {
 		fmt.Fprintf(&b, "driftwatch peak RSS / steady RSS: %.2f\n", dw.peakRSS/dw.steadyRSS)
 	}
 	fmt.Fprintln(&b, "\nSteady RSS split (/proc/PID/status at the same moment): anonymous memory (heap, stacks, runtime: what grows with the objects) and file-backed pages (the executable's text and data it maps: fixed, set by the binary's size and how the kernel maps it):")
-	fmt.Fprintln(&b, "\n| row | steady RSS MiB | anonymous MiB | file-backed MiB |")
-	fmt.Fprintln(&b, "|---|---:|---:|---:|")
+	fmt.Fprintln(&b, "\n| row | steady RSS MiB | anonymous MiB | file-backed MiB | RSS after the load MiB (anonymous / file-backed) |")
+	fmt.Fprintln(&b, "|---|---:|---:|---:|---:|")
 	for _, r := range rs {
 		if r.err == nil {
-			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f |\n", r.name, r.steadyRSS/mib, r.steadyAnon/mib, r.steadyFile/mib)
+			after := "–"
+			if r.loadedRSS > 0 {
+				after = fmt.Sprintf("%.1f (%.1f / %.1f)", r.loadedRSS/mib, r.loadedAnon/mib, r.loadedFile/mib)
+			}
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %s |\n", r.name, r.steadyRSS/mib, r.steadyAnon/mib, r.steadyFile/mib, after)
 		}
 	}
 	if base != nil && dw != nil && base.steadyAnon > 0 {

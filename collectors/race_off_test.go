@@ -1,0 +1,5 @@
+//go:build !race
+
+package collectors
+
+const raceDetector = false
