@@ -115,3 +115,17 @@ func TestREADMEFlagTable(t *testing.T) {
 		t.Errorf("README.md documents --%s, which the agent does not have", f)
 	}
 }
+
+func TestDefaultGC(t *testing.T) {
+	env := map[string]string{}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if pct, ok := defaultGC(lookup); !ok || pct != defaultGCPercent {
+		t.Fatalf("GOGC unset: defaultGC = %d, %v; want %d, true", pct, ok, defaultGCPercent)
+	}
+	for _, v := range []string{"100", "off", ""} {
+		env["GOGC"] = v
+		if pct, ok := defaultGC(lookup); ok {
+			t.Errorf("GOGC=%q: defaultGC = %d, true; the user's GOGC must stand", v, pct)
+		}
+	}
+}

@@ -463,7 +463,8 @@ func logReturnExecutablePages(log *slog.Logger) {
 		return
 	}
 	log.Info("returned the executable's resident pages to the kernel; the code the agent runs faults back in",
-		"mappings", st.Mappings, "residentFileMiB", mib(st.RssFileBeforeKiB)+" -> "+mib(st.RssFileAfterKiB))
+		"mappings", st.Mappings, "passes", st.Passes, "residentFileMiB", mib(st.RssFileBeforeKiB)+" -> "+mib(st.RssFileAfterKiB),
+		"mappedIn2MiBFoliosMiB", mib(st.PmdMappedKiB))
 }
 
 // returnInitialListMemory collects the initial lists' garbage and returns the

@@ -10,8 +10,9 @@ func returnExecutablePages() (exePages, error) {
 }
 
 type exePages struct {
-	Mappings                          int
+	Mappings, Passes                  int
 	RssFileBeforeKiB, RssFileAfterKiB int64
+	PmdMappedKiB                      int64
 }
 
 func pageoutUnsupported(error) bool { return true }
