@@ -18,7 +18,6 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -47,7 +46,9 @@ var (
 // well-known exporter.
 const DefaultListen = ":9742"
 
-// defaultGCPercent is the agent's GOGC when the environment sets none. Go's
+// defaultGCPercent is the agent's GOGC once its caches have synced, when the
+// environment sets none (the sync itself runs at Go's default, whose fewer
+// collections it needs: its garbage is many times what stays live). Go's
 // default, 100, lets the heap grow to twice what is live before a collection:
 // under steady Secret churn and scrapes the agent's anonymous memory read
 // 119 MiB at the bench's size (live heap 46 MiB), against 91 MiB at 50, for no
@@ -215,10 +216,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agent:", err)
 		return 2
 	}
-	if pct, ok := defaultGC(os.LookupEnv); ok {
-		debug.SetGCPercent(pct)
-		log.Info("GOGC unset: the agent collects garbage at this heap growth (Go's default is 100; set GOGC to choose)", "gcPercent", pct)
-	}
 	if note, err := reconcileUI(fs, o.noKeyLabel, &o.web); err != nil {
 		fmt.Fprintln(stderr, "agent:", err)
 		return 2
@@ -289,6 +286,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		log.Info("connecting", "host", rc.Host)
 	}
+	steadyGC, _ := defaultGC(os.LookupEnv)
 	cfg := agent.Config{
 		Build:               dwcollectors.BuildInfo{Version: version, Revision: revision},
 		Listen:              o.listen,
@@ -304,6 +302,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		PprofListen:         o.pprofAddr,
 		EvaluateAhead:       o.evaluateAhead,
 		KeepExecutablePages: !o.returnExePages,
+		SteadyGCPercent:     steadyGC,
 	}
 	cfg.Findings = dwcollectors.Config{NoKeyLabel: o.noKeyLabel, Inventory: o.inventory, OverdueFactor: o.overdueFactor,
 		FlapThreshold: o.flapThreshold, NotConvergingThreshold: o.notConverging, Logger: log}

@@ -71,6 +71,9 @@ type Config struct {
 	// executable's resident pages alone after the sync instead of giving them
 	// back to the kernel (exepages_linux.go).
 	KeepExecutablePages bool
+	// SteadyGCPercent, when positive, is set as the GC percent once the
+	// caches have synced (cmd/agent: 50 unless GOGC is set).
+	SteadyGCPercent int
 }
 
 // Clients are the API clients the agent reads through.
@@ -399,7 +402,7 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	}
 	mgrDone := make(chan struct{})
 	go func() { a.Manager.Run(ctx); close(mgrDone) }()
-	go a.logWhenReady(ctx, log, !cfg.KeepExecutablePages)
+	go a.logWhenReady(ctx, log, !cfg.KeepExecutablePages, cfg.SteadyGCPercent)
 	if a.ahead != nil {
 		go a.runAhead(ctx, log)
 	}
@@ -418,7 +421,7 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	return err
 }
 
-func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger, returnExe bool) {
+func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger, returnExe bool, gcPercent int) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	start := time.Now()
@@ -437,6 +440,11 @@ func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger, returnExe bo
 				log.Info("caches synced; findings are live", "after", time.Since(start).Round(time.Millisecond).String(),
 					"unavailable", strings.Join(parts, ","))
 				returnInitialListMemory(log)
+				if gcPercent > 0 {
+					prev := debug.SetGCPercent(gcPercent)
+					log.Info("caches synced: garbage collection at a smaller heap growth from now on (GOGC unset; set GOGC to choose)",
+						"gcPercent", fmt.Sprintf("%d -> %d", prev, gcPercent))
+				}
 				if returnExe {
 					logReturnExecutablePages(log)
 				}
