@@ -400,9 +400,13 @@ func (a *Agent) Run(ctx context.Context, cfg Config) error {
 	if cfg.OnListen != nil {
 		cfg.OnListen(mainAddr)
 	}
+	// Before the sync too: the start (package initialisation, every API
+	// group's scheme registration) left whole 2 MiB regions resident, and
+	// the sync's peak RSS would count them.
+	returnExe := !cfg.KeepExecutablePages && logReturnExecutablePages(log, "before the sync")
 	mgrDone := make(chan struct{})
 	go func() { a.Manager.Run(ctx); close(mgrDone) }()
-	go a.logWhenReady(ctx, log, !cfg.KeepExecutablePages, cfg.SteadyGCPercent)
+	go a.logWhenReady(ctx, log, returnExe, cfg.SteadyGCPercent)
 	if a.ahead != nil {
 		go a.runAhead(ctx, log)
 	}
@@ -446,7 +450,7 @@ func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger, returnExe bo
 						"gcPercent", fmt.Sprintf("%d -> %d", prev, gcPercent))
 				}
 				if returnExe {
-					logReturnExecutablePages(log)
+					logReturnExecutablePages(log, "after the sync")
 				}
 				return
 			}
@@ -454,10 +458,11 @@ func (a *Agent) logWhenReady(ctx context.Context, log *slog.Logger, returnExe bo
 	}
 }
 
-// logReturnExecutablePages runs returnExecutablePages and says what it did:
-// a failure (an old kernel, a seccomp profile that refuses madvise) costs
-// only the memory, and is logged as a warning once.
-func logReturnExecutablePages(log *slog.Logger) {
+// logReturnExecutablePages runs returnExecutablePages and says what it did,
+// and whether it worked: a failure (an old kernel, a seccomp profile that
+// refuses madvise) costs only the memory, and is logged as a warning once
+// (Run does not try again after the sync).
+func logReturnExecutablePages(log *slog.Logger, when string) bool {
 	st, err := returnExecutablePages()
 	mib := func(kib int64) string {
 		if kib < 0 {
@@ -466,13 +471,14 @@ func logReturnExecutablePages(log *slog.Logger) {
 		return fmt.Sprintf("%.1f", float64(kib)/1024)
 	}
 	if err != nil {
-		log.Warn("could not return the executable's resident pages to the kernel; they stay in the agent's RSS (--return-executable-pages=false stops trying)",
-			"err", err, "residentFileMiB", mib(st.RssFileBeforeKiB))
-		return
+		log.Warn("could not return the executable's resident pages to the kernel; they stay in the agent's RSS (--return-executable-pages=false)",
+			"when", when, "err", err, "residentFileMiB", mib(st.RssFileBeforeKiB))
+		return false
 	}
 	log.Info("returned the executable's resident pages to the kernel; the code the agent runs faults back in",
-		"mappings", st.Mappings, "passes", st.Passes, "residentFileMiB", mib(st.RssFileBeforeKiB)+" -> "+mib(st.RssFileAfterKiB),
+		"when", when, "mappings", st.Mappings, "passes", st.Passes, "residentFileMiB", mib(st.RssFileBeforeKiB)+" -> "+mib(st.RssFileAfterKiB),
 		"mappedIn2MiBFoliosMiB", mib(st.PmdMappedKiB))
+	return true
 }
 
 // returnInitialListMemory collects the initial lists' garbage and returns the
