@@ -13,8 +13,8 @@ import (
 )
 
 // returnExecutablePages gives the kernel back the pages of the agent's own
-// executable that the start and the sync left resident, once, after the
-// caches have synced (--return-executable-pages).
+// executable that the start or the sync left resident (--return-executable-pages:
+// Run calls it before the informers start and once the caches have synced).
 //
 // Why: the executable is 132 MB (kustomize, the Helm and Argo CD libraries,
 // ESO's template functions, client-go's scheme). On ext4 and xfs its page
