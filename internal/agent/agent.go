@@ -68,8 +68,8 @@ type Config struct {
 	// shortly before each scraper's next scrape is due (ahead.go).
 	EvaluateAhead bool
 	// KeepExecutablePages (--return-executable-pages=false): leave the
-	// executable's resident pages alone after the sync instead of giving them
-	// back to the kernel (exepages_linux.go).
+	// executable's resident pages alone instead of giving them back to the
+	// kernel before the sync and after it (exepages_linux.go).
 	KeepExecutablePages bool
 	// SteadyGCPercent, when positive, is set as the GC percent once the
 	// caches have synced (cmd/agent: 50 unless GOGC is set).
