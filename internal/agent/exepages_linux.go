@@ -1,14 +1,13 @@
 package agent
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,14 +37,15 @@ func returnExecutablePages() (exePages, error) {
 	if err != nil {
 		return st, fmt.Errorf("the executable's path: %w", err)
 	}
-	maps, err := os.ReadFile("/proc/self/maps")
+	self, err := procfs.Self()
+	if err != nil {
+		return st, fmt.Errorf("/proc/self: %w", err)
+	}
+	maps, err := self.ProcMaps()
 	if err != nil {
 		return st, fmt.Errorf("reading /proc/self/maps: %w", err)
 	}
-	ranges, err := exeMappings(maps, exe)
-	if err != nil {
-		return st, err
-	}
+	ranges := exeMappings(maps, exe)
 	if len(ranges) == 0 {
 		return st, fmt.Errorf("no read-only mapping of %s in /proc/self/maps", exe)
 	}
@@ -109,51 +109,37 @@ type exePages struct {
 	PmdMappedKiB int64
 }
 
-// exeMappings returns the address ranges in /proc/self/maps that map the
-// file exe without write access: text and read-only data, clean pages the
-// kernel can drop and read again.
-func exeMappings(maps []byte, exe string) ([][2]uint64, error) {
+// exeMappings returns the address ranges of maps (/proc/self/maps, parsed
+// by prometheus/procfs) that map the file exe without write access: text and
+// read-only data, clean pages the kernel can drop and read again.
+func exeMappings(maps []*procfs.ProcMap, exe string) [][2]uint64 {
 	var out [][2]uint64
-	sc := bufio.NewScanner(bytes.NewReader(maps))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		// address perms offset dev inode pathname (the path may hold spaces,
-		// and ends in " (deleted)" once the file was removed).
-		line := sc.Text()
-		f := strings.Fields(line)
-		if len(f) < 6 {
+	for _, m := range maps {
+		// The path ends in " (deleted)" once the file was removed.
+		if strings.TrimSuffix(m.Pathname, " (deleted)") != exe || m.Perms == nil || m.Perms.Write || m.EndAddr <= m.StartAddr {
 			continue
 		}
-		path := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, f[5]):]), " (deleted)")
-		if path != exe || strings.Contains(f[1], "w") {
-			continue
-		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		a, err1 := strconv.ParseUint(lo, 16, 64)
-		b, err2 := strconv.ParseUint(hi, 16, 64)
-		if !ok || err1 != nil || err2 != nil || b <= a {
-			return nil, fmt.Errorf("/proc/self/maps: address range %q", f[0])
-		}
-		out = append(out, [2]uint64{a, b})
+		out = append(out, [2]uint64{uint64(m.StartAddr), uint64(m.EndAddr)})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading /proc/self/maps: %w", err)
-	}
-	return out, nil
+	return out
 }
 
 // rssFileKiB is the process's resident file-backed memory (RssFile in
 // /proc/self/status), -1 when it cannot be read.
 func rssFileKiB() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+	self, err := procfs.Self()
 	if err != nil {
 		return -1
 	}
-	return statusField(b, "RssFile:")
+	st, err := self.NewStatus()
+	if err != nil {
+		return -1
+	}
+	return int64(st.RssFile / 1024)
 }
 
 // statusField is the value in kB of the line "field N kB" of a /proc file,
-// -1 when there is none.
+// -1 when there is none (procfs's ProcSMapsRollup has no FilePmdMapped).
 func statusField(b []byte, field string) int64 {
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, field); ok {

@@ -2,10 +2,12 @@ package agent
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"unsafe"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,17 +21,45 @@ func TestExeMappings(t *testing.T) {
 7f0000000000-7f0000200000 r-xp 00000000 fe:01 1234    /usr/local/bin/drift watch (deleted)
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
 `
-	got, err := exeMappings([]byte(maps), exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := exeMappings(procMaps(t, maps), exe)
 	want := [][2]uint64{{0x400000, 0x1c00000}, {0x1c00000, 0x3000000}, {0x7f0000000000, 0x7f0000200000}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("exeMappings = %#x, want %#x (read-only mappings of the executable only)", got, want)
 	}
-	if _, err := exeMappings([]byte("zz-01 r-xp 0 fe:01 1 "+exe+"\n"), exe); err == nil {
+	if _, err := parseProcMaps(t, "zz-01 r-xp 0 fe:01 1 "+exe+"\n"); err == nil {
 		t.Fatal("a malformed address range was accepted")
 	}
+}
+
+// procMaps parses maps as /proc/1/maps of a /proc made for the test, as
+// returnExecutablePages parses /proc/self/maps (prometheus/procfs).
+func procMaps(t *testing.T, maps string) []*procfs.ProcMap {
+	t.Helper()
+	m, err := parseProcMaps(t, maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func parseProcMaps(t *testing.T, maps string) ([]*procfs.ProcMap, error) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "1", "maps"), []byte(maps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := procfs.NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := fs.Proc(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.ProcMaps()
 }
 
 // TestReturnExecutablePages runs the real thing on the test binary, freshly
