@@ -26,10 +26,12 @@ import (
 // How: madvise(MADV_PAGEOUT) over the executable's read-only mappings unmaps
 // their pages (the kernel leaves pages that another process also maps), then
 // posix_fadvise(POSIX_FADV_DONTNEED) drops cached pages of the file that no
-// process maps, so the container's memory charge falls too, in part (on the
-// test binary: 21,231 cached pages -> 10,800 with it, 15,000 without; a
-// later drop finds more, docs/performance.md "The executable's pages"). The pages are
-// clean file pages: nothing is written or lost. What the agent runs after
+// process maps. Few are: a page the agent maps again keeps its whole large
+// folio cached, so the container's memory charge falls by a few MiB and its
+// working set (usage - inactive file, where this page cache sits) not at all
+// (test/bench/exepages-charge.sh, docs/performance.md "The executable's
+// pages"). What falls is the RSS. The pages are clean file pages: nothing is
+// written or lost. What the agent runs after
 // faults back in through the kernel's ordinary read-around, in small folios.
 func returnExecutablePages() (exePages, error) {
 	var st exePages
