@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,7 +37,10 @@ import (
 // for the CRDs; --json: JSON for all), no handlers. It serves /readyz (all informers synced) and /metrics (Go runtime
 // and process metrics) so the parent measures it exactly like the agent. With
 // --probe NS/NAME (the latency phase only) the ordinary Secret informer gets one
-// handler, which timestamps the events of that Secret for /probe.
+// handler, which timestamps the events of that Secret for /probe and exports,
+// while the Secret lacks the key PROBE, the series driftwatch exports for it
+// (driftwatch_secret_missing_key{namespace,secret,key="PROBE"}): the same
+// series through the smallest exporter, for the latency phase's bare+scrape row.
 func runBaseline(args []string) int {
 	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig")
@@ -108,6 +112,9 @@ func runBaseline(args []string) int {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if pl != nil {
+		reg.MustRegister(pl.missing)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("/debug/pprof/heap", pprof.Handler("heap")) // ?gc=1 forces a GC, as on the agent's --debug-pprof
@@ -155,10 +162,17 @@ type probeLog struct {
 	mu       sync.Mutex
 	seen     map[string]int64 // resourceVersion → arrival, Unix ns
 	changed  chan struct{}    // closed and replaced on every event
+	// missing is driftwatch's series for the probe Secret lacking PROBE, set
+	// and deleted as the events arrive.
+	missing *prometheus.GaugeVec
 }
 
 func newProbeLog(ns, name string) *probeLog {
-	return &probeLog{ns: ns, name: name, seen: map[string]int64{}, changed: make(chan struct{})}
+	return &probeLog{ns: ns, name: name, seen: map[string]int64{}, changed: make(chan struct{}),
+		missing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "driftwatch_secret_missing_key",
+			Help: "The bench's bare+scrape row: 1 while the probe Secret lacks the key PROBE (the series driftwatch exports for it).",
+		}, []string{"namespace", "secret", "key"})}
 }
 
 func (p *probeLog) record(obj any) {
@@ -166,6 +180,13 @@ func (p *probeLog) record(obj any) {
 	m, err := meta.Accessor(obj)
 	if err != nil || m.GetNamespace() != p.ns || m.GetName() != p.name {
 		return
+	}
+	if s, ok := obj.(*corev1.Secret); ok {
+		if _, has := s.Data["PROBE"]; has {
+			p.missing.DeleteLabelValues(p.ns, p.name, "PROBE")
+		} else {
+			p.missing.WithLabelValues(p.ns, p.name, "PROBE").Set(1)
+		}
 	}
 	p.mu.Lock()
 	p.seen[m.GetResourceVersion()] = now

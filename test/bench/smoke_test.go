@@ -32,7 +32,8 @@ func TestSmoke(t *testing.T) {
 	for _, row := range []string{"| baseline |", "| baseline+transform |", "| baseline JSON |", "| driftwatch |",
 		"| driftwatch shard 0/3 |", "| driftwatch WatchListClient=false |", "Ratios driftwatch / baseline",
 		"## Latency as a ratio (issue 35)", "| 20 |", "| 50 |", "## Side by side: bare informers / driftwatch",
-		"| p99 latency ms at 50 updates/s"} {
+		"| p99 latency ms at 50 updates/s", "### Through a scrape on both sides",
+		"| p99 latency ms at 50 updates/s, event→series in a scrape"} {
 		if !strings.Contains(report, row) {
 			t.Errorf("the report lacks %q:\n%s", row, report)
 		}
