@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REV     ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REV)
 
-.PHONY: build krew-archives test demo lint tools e2e unit fuzz bench bench-go bench-e2e bench-smoke bench-gitops generate clean
+.PHONY: build krew-archives test demo lint tools e2e unit fuzz bench bench-go bench-e2e bench-smoke bench-gitops bench-exepages generate clean
 
 build: ## static agent binary and the kubectl plugin in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/driftwatch ./cmd/agent
@@ -52,6 +52,9 @@ bench-e2e: tools ## full-size bench on the real apiserver (~30 min with the late
 
 bench-smoke: tools ## tiny bench (~2 min): checks every row, the latency ratio and the side-by-side table are produced
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench --smoke
+
+bench-exepages: ## what a container is charged for the executable's pages, with and without --return-executable-pages (~2 min; root: makes memory cgroups)
+	bash test/bench/exepages-charge.sh
 
 bench-gitops: tools ## the GitOps paths at scale on the real apiserver (~30 min: 500 then 1,000 Kustomizations over 50/100 artifacts, 500/1,000 Applications; GITOPSFLAGS=--smoke for a tiny run; numbers, never assertions)
 	DRIFTWATCH_TOOLS_BIN=$$(bash test/tools/build.sh | tail -n 1) $(GO) run ./test/bench/gitops --report bench-gitops-report.md $(GITOPSFLAGS)
