@@ -51,6 +51,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/driftwatch/driftwatch/test/e2e/cluster"
 	"github.com/driftwatch/driftwatch/test/e2e/cluster/scrape"
@@ -539,23 +540,42 @@ func TestNoFalsePagesUnderFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			deadline := time.Now().Add(wait)
+			deleted := time.Now()
+			deadline := deleted.Add(wait)
+			nudged := deleted
 			for _, n := range names {
 				for {
 					crd, err := c.Dynamic.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
 					if apierrors.IsNotFound(err) {
 						break
 					}
+					var state string
+					if crd != nil {
+						conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+						state = fmt.Sprintf("deletionTimestamp %v, finalizers %v, conditions %v",
+							crd.GetDeletionTimestamp(), crd.GetFinalizers(), conds)
+					}
 					if time.Now().After(deadline) {
-						// Seen once in stop 49 (a warm make test; the package
-						// passed alone right after): say what holds the CRD.
-						var state string
-						if crd != nil {
-							conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-							state = fmt.Sprintf("deletionTimestamp %v, finalizers %v, conditions %v",
-								crd.GetDeletionTimestamp(), crd.GetFinalizers(), conds)
-						}
 						t.Fatalf("CRD %s not gone %s after its deletion: %v; %s", n, wait, err, state)
+					}
+					// After the etcd restart above, the apiserver's finalizer
+					// can fail to list a CRD's instances ("storage is
+					// (re)initializing", condition Terminating reason
+					// InstanceDeletionFailed) and retries on its workqueue's
+					// exponential backoff, which outgrew the wait in two warm
+					// make test runs of stop 49. Any change to the CRD but its
+					// Terminating condition requeues it at once
+					// (apiextensions-apiserver's crd_finalizer.go,
+					// updateCustomResourceDefinition): an annotation, every
+					// 10 s from 15 s after the deletion.
+					if crd != nil && strings.Contains(state, "InstanceDeletionFailed") &&
+						time.Since(deleted) > 15*time.Second && time.Since(nudged) > 10*time.Second {
+						nudged = time.Now()
+						t.Logf("CRD %s still terminating: %s; annotating it to requeue the apiserver's finalizer", n, state)
+						patch := fmt.Sprintf(`{"metadata":{"annotations":{"driftwatch.test/requeue-finalizer":%q}}}`, nudged.Format(time.RFC3339Nano))
+						if _, err := c.Dynamic.Resource(crdGVR).Patch(ctx, n, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+							t.Logf("annotating CRD %s: %v", n, err)
+						}
 					}
 					time.Sleep(500 * time.Millisecond)
 				}
