@@ -243,6 +243,7 @@ func childMemoryCgroup(t *testing.T) (dir, statFile, active, inactive string) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Skipf("cannot make a memory cgroup (needs write access to %s): %v", parent, err)
 	}
+	t.Cleanup(func() { _ = os.Remove(dir) }) // when the test fails before its own removal
 	if _, err := os.Stat(filepath.Join(dir, statFile)); err != nil {
 		_ = os.Remove(dir)
 		t.Skipf("%s has no memory controller: %v", dir, err)
