@@ -98,7 +98,7 @@ var scenarios = []struct {
 		"--set", "prometheusRule.keepFiringFor=30m",
 		"--set", "extraEnv[0].name=GOMEMLIMIT", "--set", "extraEnv[0].value=400MiB",
 		"--set", "flux.allowedHosts={artifacts.example.com:443}", "--set", "flux.buildTimeout=1m",
-		"--set", "argocd.server=https://argocd-server.argocd.svc",
+		"--set", "argocd.server=https://argocd-server.argocd.svc", "--set", "evaluateAhead=true",
 	}},
 	{"sharded", []string{"--set", "sharding.enabled=true", "--set", "sharding.shards=3", "--set", "sharding.watch=namespaces", "--set", "podDisruptionBudget.enabled=true"}},
 	{"namespaced", []string{"--set", "rbac.namespaced=true", "--set", "rbac.namespaces={team-a,team-b}"}},
@@ -626,7 +626,8 @@ func checkEverything(t *testing.T, objs []object) {
 	d := byKind(objs, "Deployment")[0].obj.(*appsv1.Deployment)
 	args := d.Spec.Template.Spec.Containers[0].Args
 	for _, a := range []string{"--namespaces=team-a,team-b", "--exclude-namespaces=kube-system", "--no-key-label", "--flip-window=2h", "--log-format=text",
-		"--flux-allowed-hosts=artifacts.example.com:443", "--flux-build-timeout=1m", "--argocd-server=https://argocd-server.argocd.svc"} {
+		"--flux-allowed-hosts=artifacts.example.com:443", "--flux-build-timeout=1m", "--argocd-server=https://argocd-server.argocd.svc",
+		"--evaluate-ahead"} {
 		if !contains(args, a) {
 			t.Errorf("args %q: want %s", args, a)
 		}

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -185,6 +186,35 @@ func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// checkOptions checks what parsing the flags cannot (ranges and combinations)
+// and fills the lists parsed from them.
+func checkOptions(o *options) error {
+	if o.shards < 1 || o.shard < 0 || o.shard >= o.shards {
+		return fmt.Errorf("--shard %d must be in [0, --total-shards %d)", o.shard, o.shards)
+	}
+	if o.shardWatch != agent.ShardWatchCluster && o.shardWatch != agent.ShardWatchNamespaces {
+		return fmt.Errorf("--shard-watch %q: want %s or %s", o.shardWatch, agent.ShardWatchCluster, agent.ShardWatchNamespaces)
+	}
+	if o.shardWatch == agent.ShardWatchNamespaces && o.namespaces != "" {
+		return errors.New("--shard-watch namespaces needs every namespace watched (no --namespaces): it follows the namespace list")
+	}
+	o.flux.AllowedHosts = agent.SplitList(o.fluxHosts)
+	o.flux.AllowedCIDRs = nil
+	for _, c := range agent.SplitList(o.fluxCIDRs) {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return fmt.Errorf("--flux-allowed-cidrs: %q is not a CIDR", c)
+		}
+		o.flux.AllowedCIDRs = append(o.flux.AllowedCIDRs, p)
+	}
+	if o.pprofAddr != "" {
+		if err := agent.CheckPprofAddr(o.pprofAddr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -228,32 +258,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else if note != "" {
 		log.Info(note)
 	}
-	if o.shards < 1 || o.shard < 0 || o.shard >= o.shards {
-		fmt.Fprintf(stderr, "agent: --shard %d must be in [0, --total-shards %d)\n", o.shard, o.shards)
+	if err := checkOptions(&o); err != nil {
+		fmt.Fprintln(stderr, "agent:", err)
 		return 2
-	}
-	if o.shardWatch != agent.ShardWatchCluster && o.shardWatch != agent.ShardWatchNamespaces {
-		fmt.Fprintf(stderr, "agent: --shard-watch %q: want %s or %s\n", o.shardWatch, agent.ShardWatchCluster, agent.ShardWatchNamespaces)
-		return 2
-	}
-	if o.shardWatch == agent.ShardWatchNamespaces && o.namespaces != "" {
-		fmt.Fprintln(stderr, "agent: --shard-watch namespaces needs every namespace watched (no --namespaces): it follows the namespace list")
-		return 2
-	}
-	o.flux.AllowedHosts = agent.SplitList(o.fluxHosts)
-	for _, c := range agent.SplitList(o.fluxCIDRs) {
-		p, err := netip.ParsePrefix(c)
-		if err != nil {
-			fmt.Fprintf(stderr, "agent: --flux-allowed-cidrs: %q is not a CIDR\n", c)
-			return 2
-		}
-		o.flux.AllowedCIDRs = append(o.flux.AllowedCIDRs, p)
-	}
-	if o.pprofAddr != "" {
-		if err := agent.CheckPprofAddr(o.pprofAddr); err != nil {
-			fmt.Fprintln(stderr, "agent:", err)
-			return 2
-		}
 	}
 	klog.SetSlogLogger(log.With("component", "client-go"))
 

@@ -163,6 +163,9 @@ spec:
         {{- end }}
         - --inventory={{ .Values.inventory }}
         - --sync-overdue-factor={{ .Values.syncOverdueFactor }}
+        {{- if .Values.evaluateAhead }}
+        - --evaluate-ahead
+        {{- end }}
         {{- if .Values.noKeyLabel }}
         - --no-key-label
         {{- end }}
