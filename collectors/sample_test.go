@@ -105,6 +105,51 @@ func TestLineMemo(t *testing.T) {
 	}
 }
 
+// The memo's order: series emitted in the last evaluation's order are found
+// in it; one added, dropped or moved costs a lookup, never a wrong line, and
+// every entry reused keeps its prefix.
+func TestLineMemoOrder(t *testing.T) {
+	fam := familyOf[descSyncAge]
+	m := newLineMemo()
+	metas := make([]*model.ObjectMeta, 12)
+	for i := range metas {
+		metas[i] = &model.ObjectMeta{}
+	}
+	name := func(i int) string { return fmt.Sprintf("es%02d", i) }
+	want := func(i int, v float64) string {
+		return fmt.Sprintf(`driftwatch_externalsecret_sync_age_seconds{externalsecret="%s",namespace="ns"} %g`, name(i), v) + "\n"
+	}
+	first := map[int]*lineEntry{}
+	round := func(order []int, v float64, hashed int) {
+		t.Helper()
+		m.begin()
+		for _, i := range order {
+			s := m.sample(metas[i], descSyncAge, fam, v, []string{"ns", name(i)})
+			if got := string(textOf[descSyncAge].appendLine(nil, s)); got != want(i, v) {
+				t.Fatalf("order %v: meta %d: line %q, want %q", order, i, got, want(i, v))
+			}
+			if e := first[i]; e == nil {
+				first[i] = s.line
+			} else if s.line != e {
+				t.Errorf("order %v: meta %d: its entry was rebuilt", order, i)
+			}
+		}
+		if m.hashed != hashed {
+			t.Errorf("order %v: %d lookups in the map, want %d", order, m.hashed, hashed)
+		}
+		m.end()
+		if len(m.m) != len(order) || len(m.prev) != len(order) {
+			t.Fatalf("order %v: %d entries, %d in order", order, len(m.m), len(m.prev))
+		}
+	}
+	round([]int{0, 1, 2, 3, 4, 5, 6, 7}, 1, 8)
+	round([]int{0, 1, 2, 3, 4, 5, 6, 7}, 2, 0)
+	// 8 and 9 are new; 4 is found in the map (3 went), and the rest in order.
+	round([]int{0, 8, 1, 2, 4, 5, 6, 7, 9}, 3, 3)
+	round([]int{9, 7, 6, 5, 4, 2, 1, 8, 0}, 4, 9) // reversed: every one hashed
+	round([]int{10, 0, 8, 11}, 5, 4)
+}
+
 // A label value client_golang refuses fails the detector that emits it, at
 // the emit (run recovers it), with client_golang's error.
 func TestNewSampleRefusesWhatClientGolangRefuses(t *testing.T) {
