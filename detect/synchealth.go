@@ -84,6 +84,10 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 	type storeKey struct{ ns, kind, name string }
 	reads := map[storeKey]*StoreReadFailing{}
 	var readOrder []storeKey
+	// The ExternalSecrets come sorted by namespace, and neighbours mostly use
+	// the same store: the last one's entry is reused without hashing its key.
+	var lastKey storeKey
+	var last *StoreReadFailing
 	if avail[model.ResExternalSecrets] {
 		ess := v.ExternalSecrets()
 		res.Ages = make([]ESSyncAge, 0, len(ess)) // one per ExternalSecret that synced, at every scrape
@@ -97,11 +101,14 @@ func SyncHealth(v model.View, avail model.Availability, now time.Time, overdueFa
 				if e.StoreKind == "ClusterSecretStore" {
 					k.ns = ""
 				}
-				r := reads[k]
-				if r == nil {
-					r = &StoreReadFailing{Namespace: k.ns, Kind: k.kind, Store: k.name}
-					reads[k] = r
-					readOrder = append(readOrder, k)
+				r := last
+				if r == nil || k != lastKey {
+					if r = reads[k]; r == nil {
+						r = &StoreReadFailing{Namespace: k.ns, Kind: k.kind, Store: k.name}
+						reads[k] = r
+						readOrder = append(readOrder, k)
+					}
+					lastKey, last = k, r
 				}
 				r.Total++
 				if e.ProviderReadFailed && !young {

@@ -220,13 +220,15 @@ func TestStoreReadFailing(t *testing.T) {
 		mt.ES(ns, "gone", mt.ESStore("SecretStore", "gone"), failed, func(e *model.ExternalSecret) { e.Deleting = true }),
 		// Its store is not known to the agent.
 		mt.ES(ns, "orphan", mt.ESStore("SecretStore", "missing"), failed),
+		// "remote" again after other stores (in name order): the same entry.
+		mt.ES(ns, "p", mt.ESStore("SecretStore", "remote")),
 	}
 	s := mt.NewStore(t, objs...)
 	got := mt.Read(s, func(v model.View) SyncHealthResult { return SyncHealth(v, mt.All(), now, 3) })
 	want := []StoreReadFailing{
 		{Namespace: "", Kind: "ClusterSecretStore", Store: "shared", Failing: 2, Total: 2, LongestSinceSync: 3 * time.Hour, StoreReady: "False", StoreReadyReason: "InvalidProviderConfig"},
 		{Namespace: ns, Kind: "SecretStore", Store: "missing", Failing: 1, Total: 1, LongestSinceSync: 3 * time.Hour},
-		{Namespace: ns, Kind: "SecretStore", Store: "remote", Failing: 2, Total: 3, LongestSinceSync: 2 * time.Hour, StoreReady: "True", StoreReadyReason: "ValidationUnknown"},
+		{Namespace: ns, Kind: "SecretStore", Store: "remote", Failing: 2, Total: 4, LongestSinceSync: 2 * time.Hour, StoreReady: "True", StoreReadyReason: "ValidationUnknown"},
 	}
 	checkSlice(t, "ReadFails", got.ReadFails, want)
 
