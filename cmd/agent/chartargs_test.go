@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -30,8 +31,11 @@ func TestChartArgsAreAgentFlags(t *testing.T) {
 	for _, sc := range []struct {
 		name string
 		set  []string
+		// refused: the chart must refuse these values with this message,
+		// because the agent refuses the args they would render.
+		refused string
 	}{
-		{"defaults", nil},
+		{"defaults", nil, ""},
 		{"every value", []string{
 			"namespaces={team-a,team-b}", "excludeNamespaces={kube-system}", "inventory=true", "syncOverdueFactor=4",
 			"noKeyLabel=true", "evaluateAhead=true", "logFormat=text", "logLevel=debug", "health.port=9100",
@@ -41,17 +45,30 @@ func TestChartArgsAreAgentFlags(t *testing.T) {
 			"flux.timeout=45s", "flux.maxArtifactBytes=1048576", "flux.buildTimeout=1m",
 			"argocd.server=https://argocd-server.argocd.svc", "web.configSecret=dw-web", "web.basicAuth=true",
 			"extraArgs={--flip-window=2h}", "extraEnv[0].name=DRIFTWATCH_FLAP_THRESHOLD", "extraEnv[0].value=4",
-		}},
-		{"secret page on", []string{"ui.secretPage=true", "ui.allowSecretPageWithoutAuth=true"}},
-		{"ui off", []string{"ui.enabled=false"}},
-		{"sharded", []string{"sharding.enabled=true", "sharding.shards=3", "sharding.watch=namespaces"}},
+		}, ""},
+		{"secret page on", []string{"ui.secretPage=true", "ui.allowSecretPageWithoutAuth=true"}, ""},
+		{"ui off", []string{"ui.enabled=false"}, ""},
+		{"sharded", []string{"sharding.enabled=true", "sharding.shards=3", "sharding.watch=namespaces"}, ""},
+		{"sharded by namespace, some namespaces", []string{"sharding.enabled=true", "sharding.watch=namespaces", "namespaces={team-a}"},
+			"sharding.watch=namespaces follows"},
+		{"sharded by namespace, namespaced RBAC", []string{"sharding.enabled=true", "sharding.watch=namespaces",
+			"rbac.namespaced=true", "rbac.namespaces={team-a}"}, "sharding.watch=namespaces follows"},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			args := []string{"template", "dw", chart, "--namespace", "monitoring", "--kube-version", "v1.37.2"}
 			for _, s := range sc.set {
 				args = append(args, "--set", s)
 			}
-			out := runHelm(t, helm, args...)
+			out, err := runHelm(t, helm, args...)
+			if sc.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), sc.refused) {
+					t.Fatalf("helm template: %v, want it refused with %q", err, sc.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			pods := renderedPods(t, out)
 			if len(pods) == 0 {
 				t.Fatalf("no Deployment or StatefulSet rendered")
@@ -100,6 +117,18 @@ func TestChartArgsAreAgentFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The agent refuses what the chart refuses for it (the two refusals above).
+func TestCheckOptionsRefusesShardWatchWithNamespaces(t *testing.T) {
+	o := options{shards: 2, shardWatch: "namespaces", namespaces: "team-a"}
+	if err := checkOptions(&o); err == nil || !strings.Contains(err.Error(), "--shard-watch namespaces needs every namespace watched") {
+		t.Fatalf("checkOptions: %v, want the refusal", err)
+	}
+	o.namespaces = ""
+	if err := checkOptions(&o); err != nil {
+		t.Fatalf("every namespace: %v", err)
 	}
 }
 
@@ -160,7 +189,7 @@ func helmTool(t *testing.T) string {
 }
 
 // runHelm runs helm offline, with its home, cache, config and data in a temp dir.
-func runHelm(t *testing.T, bin string, args ...string) string {
+func runHelm(t *testing.T, bin string, args ...string) (string, error) {
 	t.Helper()
 	home := t.TempDir()
 	cmd := exec.Command(bin, args...)
@@ -170,7 +199,7 @@ func runHelm(t *testing.T, bin string, args ...string) string {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	return out.String()
+	return out.String(), nil
 }

@@ -172,6 +172,9 @@ spec:
         {{- if .Values.sharding.enabled }}
         - --total-shards={{ .Values.sharding.shards }}
         {{- if ne (default "cluster" .Values.sharding.watch) "cluster" }}
+        {{- if include "driftwatch.namespaces" . }}
+        {{- fail "sharding.watch=namespaces follows the cluster's namespace list: the agent refuses it with namespaces or rbac.namespaced set (it would crash-loop). Use sharding.watch=cluster, or watch every namespace" }}
+        {{- end }}
         - --shard-watch={{ .Values.sharding.watch }}
         {{- end }}
         {{- end }}
