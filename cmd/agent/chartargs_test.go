@@ -84,24 +84,9 @@ func TestChartArgsAreAgentFlags(t *testing.T) {
 						env[e.Name] = e.Value
 					}
 				}
-				var o options
-				var stderr bytes.Buffer
-				fs := newFlags(&o, &stderr)
-				err := parseFlags(fs, c.Args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-				if err == nil && fs.NArg() > 0 {
-					err = errors.New("unexpected argument " + fs.Arg(0))
-				}
-				if err == nil {
-					_, err = reconcileUI(fs, o.noKeyLabel, &o.web)
-				}
-				if err == nil {
-					_, err = reconcileSecretPage(fs, o.demo, &o.web)
-				}
-				if err == nil {
-					err = checkOptions(&o)
-				}
+				o, err := agentAccepts(c.Args, env)
 				if err != nil {
-					t.Fatalf("the agent refuses the chart's args %q (env %v): %v\n%s", c.Args, env, err, stderr.String())
+					t.Fatalf("the agent refuses the chart's args %q (env %v): %v", c.Args, env, err)
 				}
 				// What the values asked for reached the agent's options.
 				if sc.name == "every value" {
@@ -118,6 +103,51 @@ func TestChartArgsAreAgentFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The plain manifests' Deployment (deploy/manifests, kubectl apply -k) runs
+// the agent with args it accepts.
+func TestManifestArgsAreAgentFlags(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "manifests", "deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := renderedPods(t, string(b))
+	if len(pods) != 1 {
+		t.Fatalf("%d pod templates in deployment.yaml", len(pods))
+	}
+	args := pods[0].Containers[0].Args
+	if _, err := agentAccepts(args, nil); err != nil || len(args) == 0 {
+		t.Fatalf("the agent with the manifests' args %q: %v", args, err)
+	}
+}
+
+// agentAccepts parses args and env (DRIFTWATCH_*) as the agent's run does and
+// checks them as it does before it connects.
+func agentAccepts(args []string, env map[string]string) (options, error) {
+	var o options
+	var stderr bytes.Buffer
+	fs := newFlags(&o, &stderr)
+	err := parseFlags(fs, args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err == nil && fs.NArg() > 0 {
+		err = errors.New("unexpected argument " + fs.Arg(0))
+	}
+	if err == nil {
+		_, err = newLogger(o.logFormat, o.logLevel, io.Discard)
+	}
+	if err == nil {
+		_, err = reconcileUI(fs, o.noKeyLabel, &o.web)
+	}
+	if err == nil {
+		_, err = reconcileSecretPage(fs, o.demo, &o.web)
+	}
+	if err == nil {
+		err = checkOptions(&o)
+	}
+	if err != nil && stderr.Len() > 0 {
+		err = fmt.Errorf("%w (%s)", err, strings.TrimSpace(stderr.String()))
+	}
+	return o, err
 }
 
 // The agent refuses what the chart refuses for it (the two refusals above).
