@@ -345,7 +345,7 @@ func (lr latencyResult) render() string {
 			ratio = fmt.Sprintf("%.2f", float64(ds.p99)/float64(bs.p99))
 		}
 		if rr := lr.repRatios(rate); len(rr) > 0 {
-			rs = fmt.Sprintf("%.2f–%.2f", slices.Min(rr), slices.Max(rr))
+			rs = ratioSpread(rr)
 		}
 		wr := append(slices.Clone(bs.writes), ds.writes...)
 		fmt.Fprintf(&b, "| %d | %.0f–%.0f | %s–%s | %s / %s%s | %s | %s / %s%s | %s | %s | %s | %s / %s | %s | %s / %s |\n",
@@ -366,7 +366,7 @@ func (lr latencyResult) render() string {
 			ratio = fmt.Sprintf("%.2f", float64(ds.p99)/float64(es.p99))
 		}
 		if rr := lr.repRatiosOf(rate, "bare+scrape"); len(rr) > 0 {
-			rs = fmt.Sprintf("%.2f–%.2f", slices.Min(rr), slices.Max(rr))
+			rs = ratioSpread(rr)
 		}
 		fmt.Fprintf(&b, "| %d | %.0f–%.0f | %s / %s%s | %s | %s / %s | %s / %s | %s | %s |\n",
 			rate, es.achievedLo, es.achieHi, ms(es.p50), ms(es.p99), notes(es), spread(es.repP99),
@@ -381,10 +381,24 @@ func (lr latencyResult) render() string {
 			if es.p99 > 0 {
 				fmt.Fprintf(&b, " Against the same series through the smallest exporter (bare+scrape): %.2f.", float64(ds.p99)/float64(es.p99))
 			}
+			if rr, re := lr.repRatios(200), lr.repRatiosOf(200, "bare+scrape"); len(rr) >= 3 && len(re) >= 3 {
+				fmt.Fprintf(&b, " The median of the repetitions' p99 ratios: %.2f to bare, %.2f to bare+scrape (a p99 over %d probes is nearly their maximum, so one stall of the shared cores moves the pooled figure; the median does not follow one repetition).",
+					median(rr), median(re), lr.probes)
+			}
 			fmt.Fprintln(&b)
 		}
 	}
 	return b.String()
+}
+
+// ratioSpread is the repetitions' ratios as min–max, with their median when
+// there are three or more.
+func ratioSpread(rr []float64) string {
+	s := fmt.Sprintf("%.2f–%.2f", slices.Min(rr), slices.Max(rr))
+	if len(rr) >= 3 {
+		s += fmt.Sprintf(" (median %.2f)", median(rr))
+	}
+	return s
 }
 
 func notes(s latStats) string {
@@ -435,6 +449,15 @@ func joinInts(v []int) string {
 		s = append(s, strconv.Itoa(x))
 	}
 	return strings.Join(s, ", ")
+}
+
+// medianDur is the median of ds in milliseconds.
+func medianDur(ds []time.Duration) float64 {
+	v := make([]float64, len(ds))
+	for i, d := range ds {
+		v[i] = float64(d) / 1e6
+	}
+	return median(v)
 }
 
 func median(v []float64) float64 {
@@ -512,6 +535,21 @@ func renderSideBySide(c config, rs []result, syncCPU map[string][]float64, lat *
 			el, dl := lat.stats("bare+scrape", rate), lat.stats("driftwatch", rate)
 			line(fmt.Sprintf("p99 latency ms at %d updates/s, event→series in a scrape (bare: the smallest exporter of the same series)", rate),
 				float64(el.p99)/1e6, float64(dl.p99)/1e6, el.n > 0, dl.n > 0, "%.1f")
+		}
+		// With three or more repetitions, the median of their p99s: one
+		// stall of the shared cores in one repetition moves a pooled p99.
+		if lat.reps >= 3 {
+			for _, rate := range lat.rates {
+				for _, row := range []string{"bare", "bare+scrape"} {
+					bl, dl := lat.stats(row, rate), lat.stats("driftwatch", rate)
+					what := "event delivery / event→metric"
+					if row == "bare+scrape" {
+						what = "event→series in a scrape on both sides"
+					}
+					line(fmt.Sprintf("median of the %d repetitions' p99 ms at %d updates/s (%s)", lat.reps, rate, what),
+						medianDur(bl.repP99), medianDur(dl.repP99), len(bl.repP99) > 0, len(dl.repP99) > 0, "%.1f")
+				}
+			}
 		}
 	} else if dw != nil && dw.latN > 0 {
 		line("event→metric p99 ms (no bare figure: --latency-reps 0)", 0, float64(dw.lat99)/1e6, false, true, "%.1f")
