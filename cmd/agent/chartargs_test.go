@@ -49,6 +49,8 @@ func TestChartArgsAreAgentFlags(t *testing.T) {
 		{"secret page on", []string{"ui.secretPage=true", "ui.allowSecretPageWithoutAuth=true"}, ""},
 		{"ui off", []string{"ui.enabled=false"}, ""},
 		{"sharded", []string{"sharding.enabled=true", "sharding.shards=3", "sharding.watch=namespaces"}, ""},
+		{"sharded, cluster watch, namespaced RBAC", []string{"sharding.enabled=true", "sharding.shards=3",
+			"rbac.namespaced=true", "rbac.namespaces={team-a,team-b}"}, ""},
 		{"sharded by namespace, some namespaces", []string{"sharding.enabled=true", "sharding.watch=namespaces", "namespaces={team-a}"},
 			"sharding.watch=namespaces follows"},
 		{"sharded by namespace, namespaced RBAC", []string{"sharding.enabled=true", "sharding.watch=namespaces",
@@ -99,6 +101,9 @@ func TestChartArgsAreAgentFlags(t *testing.T) {
 				}
 				if sc.name == "sharded" && (o.shards != 3 || o.shard != 2 || o.shardWatch != "namespaces") {
 					t.Errorf("sharded: shard %d of %d, watch %q", o.shard, o.shards, o.shardWatch)
+				}
+				if strings.HasPrefix(sc.name, "sharded, cluster watch") && (o.shards != 3 || o.shardWatch != "cluster" || o.namespaces != "team-a,team-b") {
+					t.Errorf("%s: shard %d of %d, watch %q, namespaces %q", sc.name, o.shard, o.shards, o.shardWatch, o.namespaces)
 				}
 			}
 		})
