@@ -369,23 +369,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 
 	if opts.ESOController {
-		c.ESOMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", esoMetrics)
-		c.esoLive = fmt.Sprintf("http://127.0.0.1:%d/healthz", esoLive)
 		c.eso = &proc.Process{
 			Name: "external-secrets", Path: bins[tools.ESOControllerBin], LogPath: filepath.Join(c.LogDir, "external-secrets.log"),
-			Args: []string{
-				"--enable-leader-election=false",
-				fmt.Sprintf("--metrics-addr=127.0.0.1:%d", esoMetrics),
-				fmt.Sprintf("--live-addr=127.0.0.1:%d", esoLive),
-			},
 			// controller-runtime's GetConfig reads KUBECONFIG; ESO's cobra
 			// command does not expose --kubeconfig.
 			Env: []string{"KUBECONFIG=" + c.AdminKubeconfig},
 		}
-		if err := c.eso.Start(); err != nil {
-			return c, err
-		}
-		if err := proc.WaitHTTP(ctx, 60*time.Second, c.eso, c.esoLive); err != nil {
+		c.setESOPorts(esoMetrics, esoLive)
+		if err := c.startESO(ctx, 60*time.Second); err != nil {
 			return c, err
 		}
 	}

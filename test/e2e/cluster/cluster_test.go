@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -360,4 +361,45 @@ func TestRestartAPIServerAndEtcd(t *testing.T) {
 
 	// The controller-manager came back too: a new namespace still gets its ServiceAccount.
 	timed("NewNamespace", func() { c.NewNamespace(t) })
+}
+
+// A port of the ESO controller taken while it is down (as another process on
+// the machine can take one between the moment the stack chooses it and ESO's
+// bind) does not fail the stack: ESO exits with "address already in use" and
+// is started again on new ports. Both of its ports: the health endpoint's bind
+// fails at once, the metrics port's after the health endpoint answers.
+func TestESOStartsAgainOnNewPortsWhenOneIsTaken(t *testing.T) {
+	c := cluster.Get(t)
+	for _, which := range []string{"health", "metrics"} {
+		t.Run(which, func(t *testing.T) {
+			oldMetrics, oldLive := c.ESOMetricsURL, c.ESOLiveURL()
+			url := oldLive
+			if which == "metrics" {
+				url = oldMetrics
+			}
+			addr := strings.SplitN(strings.TrimPrefix(url, "http://"), "/", 2)[0]
+			logPath := filepath.Join(c.LogDir, "external-secrets.log")
+			before, _ := os.ReadFile(logPath)
+			c.StopESOController()
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				t.Fatalf("take ESO's %s port %s: %v", which, addr, err)
+			}
+			defer l.Close()
+			if err := c.StartESOController(); err != nil {
+				t.Fatalf("ESO with its %s port taken: %v", which, err)
+			}
+			if c.ESOMetricsURL == oldMetrics || c.ESOLiveURL() == oldLive {
+				t.Fatalf("ESO still on %s and %s, one of them the port this test holds", c.ESOMetricsURL, c.ESOLiveURL())
+			}
+			after, _ := os.ReadFile(logPath)
+			if len(after) < len(before) || !strings.Contains(string(after[len(before):]), "address already in use") {
+				t.Errorf("ESO's log does not show the refused bind: the retry was not exercised")
+			}
+			series, err := scrape.URL(c.ESOMetricsURL)
+			if err != nil || len(series) == 0 {
+				t.Fatalf("ESO's metrics on the new port %s: %d series, %v", c.ESOMetricsURL, len(series), err)
+			}
+		})
+	}
 }

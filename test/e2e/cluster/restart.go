@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -94,8 +95,70 @@ func (c *Cluster) StartESOController() error {
 	if c.eso == nil {
 		return errors.New("the stack was started without Options.ESOController")
 	}
-	if err := c.eso.Start(); err != nil {
-		return err
+	return c.startESO(context.Background(), restartTimeout)
+}
+
+// setESOPorts points the ESO controller's arguments and URLs at these ports.
+func (c *Cluster) setESOPorts(metrics, live int) {
+	c.ESOMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)
+	c.esoLive = fmt.Sprintf("http://127.0.0.1:%d/healthz", live)
+	c.eso.Args = []string{
+		"--enable-leader-election=false",
+		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metrics),
+		fmt.Sprintf("--live-addr=127.0.0.1:%d", live),
 	}
-	return proc.WaitHTTP(context.Background(), restartTimeout, c.eso, c.esoLive)
+}
+
+// startESO starts the ESO controller and waits for its health endpoint. Its
+// ports were free when chosen, but nothing holds them until ESO binds them:
+// meanwhile another process on the machine (another e2e package's stack, an
+// outgoing connection from the ephemeral range they are drawn from) can take
+// one, and ESO exits with "address already in use" (seen once in make test,
+// the port answering another server's 404). It is then started again on new
+// ports, up to three times in all.
+func (c *Cluster) startESO(ctx context.Context, timeout time.Duration) error {
+	for attempt := 1; ; attempt++ {
+		logStart := fileSize(c.eso.LogPath)
+		if err := c.eso.Start(); err != nil {
+			return err
+		}
+		// Its health endpoint answers before the manager binds the metrics
+		// port, whose failure stops it a moment later: wait for both.
+		err := proc.WaitHTTP(ctx, timeout, c.eso, c.esoLive)
+		if err == nil {
+			err = proc.WaitHTTP(ctx, timeout, c.eso, c.ESOMetricsURL)
+		}
+		if err == nil {
+			return nil
+		}
+		exited, _ := c.eso.Exited()
+		if attempt == 3 || !exited || !strings.Contains(readFrom(c.eso.LogPath, logStart), "address already in use") {
+			return err
+		}
+		ports, perr := proc.FreePorts(2)
+		if perr != nil {
+			return err
+		}
+		c.logf("ESO could not bind its ports (%v): starting it again on 127.0.0.1:%d and :%d", err, ports[0], ports[1])
+		c.setESOPorts(ports[0], ports[1])
+	}
+}
+
+// fileSize is the size of the file at path, 0 when it cannot be read.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// readFrom returns what the file at path holds from offset on ("" when it
+// cannot be read).
+func readFrom(path string, offset int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil || offset > int64(len(b)) {
+		return ""
+	}
+	return string(b[offset:])
 }
