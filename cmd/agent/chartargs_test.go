@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftwatch/driftwatch/test/e2e/cluster/tools"
 )
 
 // TestChartArgsAreAgentFlags renders the Helm chart (deploy/chart/driftwatch)
@@ -202,25 +204,19 @@ func renderedPods(t *testing.T, out string) []corev1.PodSpec {
 	}
 }
 
-// helmTool finds the helm that test/tools/build.sh builds, in
-// $DRIFTWATCH_TOOLS_BIN or on PATH: missing, the test fails under CI and skips
-// elsewhere (as deploy/'s tests do).
+// helmTool is the helm test/tools/build.sh builds (tools.Tool, as the e2e
+// stack finds it): missing, the test fails under CI and skips elsewhere (as
+// deploy/'s tests do).
 func helmTool(t *testing.T) string {
 	t.Helper()
-	if dir := os.Getenv("DRIFTWATCH_TOOLS_BIN"); dir != "" {
-		p := filepath.Join(dir, "helm")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p
+	p, err := tools.Tool(tools.HelmBin)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
 		}
+		t.Skip(err)
 	}
-	if p, err := exec.LookPath("helm"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("helm not found in $DRIFTWATCH_TOOLS_BIN or PATH: run test/tools/build.sh")
-	}
-	t.Skip("helm not installed (test/tools/build.sh builds it); skipping")
-	return ""
+	return p
 }
 
 // runHelm runs helm offline, with its home, cache, config and data in a temp dir.
